@@ -1,0 +1,9 @@
+#pragma once
+// Vocabulary every other part of numgap uses.
+#include <numgap/core/config.hpp>
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/core/half.hpp>
+#include <numgap/core/quantization.hpp>
+#include <numgap/core/tensor_view.hpp>
+#include <numgap/core/version.hpp>

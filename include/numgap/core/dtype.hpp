@@ -1,0 +1,107 @@
+#pragma once
+// Element types numgap reads. Two sides of a comparison may differ
+// (a float32 reference against a uint8 quantized target is the everyday case).
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace numgap {
+
+enum class dtype : std::uint8_t {
+    float32,
+    float64,
+    float16,  // IEEE 754 binary16
+    bfloat16, // upper half of a float32
+    int8,
+    uint8,
+    int16,
+    uint16,
+    int32,
+    boolean, // one byte, 0 or non-zero
+};
+
+inline constexpr dtype all_dtypes[] = {dtype::float32, dtype::float64, dtype::float16,
+                                       dtype::bfloat16, dtype::int8,    dtype::uint8,
+                                       dtype::int16,   dtype::uint16,  dtype::int32,
+                                       dtype::boolean};
+
+constexpr std::size_t size_of(dtype type) noexcept {
+    switch (type) {
+    case dtype::float64: return 8;
+    case dtype::float32:
+    case dtype::int32: return 4;
+    case dtype::float16:
+    case dtype::bfloat16:
+    case dtype::int16:
+    case dtype::uint16: return 2;
+    case dtype::int8:
+    case dtype::uint8:
+    case dtype::boolean: return 1;
+    }
+    return 0;
+}
+
+constexpr std::string_view name_of(dtype type) noexcept {
+    switch (type) {
+    case dtype::float32: return "float32";
+    case dtype::float64: return "float64";
+    case dtype::float16: return "float16";
+    case dtype::bfloat16: return "bfloat16";
+    case dtype::int8: return "int8";
+    case dtype::uint8: return "uint8";
+    case dtype::int16: return "int16";
+    case dtype::uint16: return "uint16";
+    case dtype::int32: return "int32";
+    case dtype::boolean: return "bool";
+    }
+    return "unknown";
+}
+
+constexpr bool is_integer(dtype type) noexcept {
+    return type == dtype::int8 || type == dtype::uint8 || type == dtype::int16 ||
+           type == dtype::uint16 || type == dtype::int32;
+}
+
+constexpr bool is_floating(dtype type) noexcept {
+    return type == dtype::float32 || type == dtype::float64 || type == dtype::float16 ||
+           type == dtype::bfloat16;
+}
+
+// Accepts the canonical names above plus common aliases ("f32", "fp16", "bf16", "u8", "bool_").
+constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
+    struct alias {
+        std::string_view text;
+        dtype type;
+    };
+    constexpr alias aliases[] = {
+        {"float32", dtype::float32},  {"f32", dtype::float32},      {"fp32", dtype::float32},
+        {"float", dtype::float32},    {"float64", dtype::float64},  {"f64", dtype::float64},
+        {"fp64", dtype::float64},     {"double", dtype::float64},   {"float16", dtype::float16},
+        {"f16", dtype::float16},      {"fp16", dtype::float16},     {"half", dtype::float16},
+        {"bfloat16", dtype::bfloat16}, {"bf16", dtype::bfloat16},   {"int8", dtype::int8},
+        {"i8", dtype::int8},          {"uint8", dtype::uint8},      {"u8", dtype::uint8},
+        {"int16", dtype::int16},      {"i16", dtype::int16},        {"uint16", dtype::uint16},
+        {"u16", dtype::uint16},       {"int32", dtype::int32},      {"i32", dtype::int32},
+        {"bool", dtype::boolean},     {"bool_", dtype::boolean},    {"boolean", dtype::boolean},
+    };
+    for (const alias& candidate : aliases)
+        if (candidate.text == text) return candidate.type;
+    return std::nullopt;
+}
+
+// The dtype tag of a C++ element type, for views built from typed memory.
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr dtype value = dtype::float32; };
+template <> struct dtype_of<double> { static constexpr dtype value = dtype::float64; };
+template <> struct dtype_of<std::int8_t> { static constexpr dtype value = dtype::int8; };
+template <> struct dtype_of<std::uint8_t> { static constexpr dtype value = dtype::uint8; };
+template <> struct dtype_of<std::int16_t> { static constexpr dtype value = dtype::int16; };
+template <> struct dtype_of<std::uint16_t> { static constexpr dtype value = dtype::uint16; };
+template <> struct dtype_of<std::int32_t> { static constexpr dtype value = dtype::int32; };
+template <> struct dtype_of<bool> { static constexpr dtype value = dtype::boolean; };
+
+template <class T>
+concept known_element = requires { dtype_of<T>::value; };
+
+} // namespace numgap
