@@ -46,7 +46,7 @@ public:
         if (!strides.empty() && strides.size() != shape.size())
             throw error("tensor has " + std::to_string(shape.size()) + " dimensions but " +
                         std::to_string(strides.size()) + " strides");
-        rank_ = int(shape.size());
+        rank_ = static_cast<std::int8_t>(shape.size());
         for (int i = 0; i < rank_; ++i) {
             if (shape[i] < 0)
                 throw error("tensor has a negative dimension " + std::to_string(shape[i]));
@@ -90,7 +90,7 @@ public:
         if constexpr (requires { expression.data_offset(); }) base += expression.data_offset();
         data_ = base;
         type_ = dtype_of<element>::value;
-        rank_ = int(shape.size());
+        rank_ = static_cast<std::int8_t>(shape.size());
         for (int i = 0; i < rank_; ++i) {
             shape_[i] = static_cast<std::int64_t>(shape[i]);
             strides_[i] = static_cast<std::int64_t>(strides[i]);

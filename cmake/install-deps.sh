@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what numgap needs from Debian packages; safe to run again.
+# Usage: bash cmake/install-deps.sh   (as root, or with sudo available)
+set -euo pipefail
+
+packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev)
+missing=()
+for package in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||
+        missing+=("$package")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "numgap: all build dependencies are installed"
+    exit 0
+fi
+
+echo "numgap: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds and runs every numgap test on a fresh Debian 12 machine:
+#   1. installs missing build dependencies (cmake/install-deps.sh),
+#   2. builds tests, benchmarks and examples, runs CTest (unit tests, header
+#      checks, the compile-fail test, both consumer builds, CLI tests and a
+#      brief benchmark smoke run),
+#   3. rebuilds the tests with AddressSanitizer + UndefinedBehaviorSanitizer
+#      and runs them again.
+# Usage: bash cmake/run-tests.sh     (build folders: build/, build-sanitize/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+bash cmake/install-deps.sh
+
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j "$jobs"
+ctest --test-dir build --output-on-failure -j "$jobs"
+
+cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_SANITIZE=ON \
+    -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
+cmake --build build-sanitize -j "$jobs"
+ctest --test-dir build-sanitize --output-on-failure -j "$jobs"

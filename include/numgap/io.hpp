@@ -1,0 +1,11 @@
+#pragma once
+// File formats: memory-mapped .npy/.npz/raw tensors, graph.json, run directories,
+// and the JSON helpers the report writers use. Data flows io -> graph/match -> ...
+#include <numgap/io/crc32.hpp>
+#include <numgap/io/inflate.hpp>
+#include <numgap/io/json.hpp>
+#include <numgap/io/mapped_file.hpp>
+#include <numgap/io/npy.hpp>
+#include <numgap/io/npz.hpp>
+#include <numgap/io/run_directory.hpp>
+#include <numgap/io/run_manifest.hpp>

@@ -1,0 +1,502 @@
+#pragma once
+// numgap::io JSON: a small DOM parser for graph.json and the writing helpers
+// the report writers use.
+//
+// Why not a library: numgap may only depend on the standard library, xtensor
+// and xsimd. The parser is strict RFC 8259: objects keep their members in
+// insertion order and refuse duplicate keys (in a config file a duplicate is
+// always a mistake); numbers are doubles, and a literal without fraction or
+// exponent that fits 64 bits is also kept as an exact integer; strings are
+// validated UTF-8 with all escapes, including \uXXXX surrogate pairs; a UTF-8
+// byte-order mark is skipped. Nesting is limited (default 256 levels) so a
+// hostile file cannot overflow the stack. Every error reads
+// "<file>:<line>:<column>: <reason>" with 1-based line and byte column.
+//
+// write_json_string() escapes quotes, backslashes and control characters and
+// replaces invalid UTF-8 with \ufffd, so its output is always valid JSON
+// whatever bytes a tensor or node name holds. write_json_number() writes the
+// shortest text that reads back to the same double (std::to_chars) and the
+// strings "inf", "-inf", "nan" for non-finite values (JSON has no literal).
+//
+// Complexity: parsing is O(text) time and memory; writing is O(output).
+// parse_json throws numgap::error; the writers throw only std::bad_alloc.
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <numgap/core/config.hpp>
+#include <numgap/core/error.hpp>
+
+namespace numgap::io {
+
+struct json_member;
+namespace detail {
+class json_parser;
+}
+
+class json_value {
+public:
+    enum class kind : std::uint8_t { null, boolean, number, string, array, object };
+
+    json_value() = default;
+
+    kind type() const noexcept { return kind_; }
+    bool is_null() const noexcept { return kind_ == kind::null; }
+    bool is_bool() const noexcept { return kind_ == kind::boolean; }
+    bool is_number() const noexcept { return kind_ == kind::number; }
+    bool is_string() const noexcept { return kind_ == kind::string; }
+    bool is_array() const noexcept { return kind_ == kind::array; }
+    bool is_object() const noexcept { return kind_ == kind::object; }
+    // A number written without fraction or exponent that fits std::int64_t.
+    bool is_integer() const noexcept { return kind_ == kind::number && is_integer_; }
+
+    bool as_bool() const noexcept {
+        NUMGAP_ASSERT(is_bool());
+        return boolean_;
+    }
+    double as_number() const noexcept {
+        NUMGAP_ASSERT(is_number());
+        return number_;
+    }
+    std::int64_t as_integer() const noexcept {
+        NUMGAP_ASSERT(is_integer());
+        return integer_;
+    }
+    const std::string& as_string() const noexcept {
+        NUMGAP_ASSERT(is_string());
+        return string_;
+    }
+    const std::vector<json_value>& as_array() const noexcept {
+        NUMGAP_ASSERT(is_array());
+        return array_;
+    }
+    inline const std::vector<json_member>& as_object() const noexcept;
+    // The member's value, or nullptr when absent (or when this is not an object).
+    inline const json_value* find(std::string_view key) const noexcept;
+
+    // Where the value starts in the text, 1-based, for error messages.
+    int line() const noexcept { return line_; }
+    int column() const noexcept { return column_; }
+
+    // "an object", "a string", ... for "expected X, found Y" messages.
+    static constexpr std::string_view describe(kind type) noexcept {
+        switch (type) {
+        case kind::null: return "null";
+        case kind::boolean: return "a boolean";
+        case kind::number: return "a number";
+        case kind::string: return "a string";
+        case kind::array: return "an array";
+        case kind::object: return "an object";
+        }
+        return "a value";
+    }
+
+private:
+    friend class detail::json_parser;
+    kind kind_ = kind::null;
+    bool boolean_ = false;
+    bool is_integer_ = false;
+    int line_ = 0;
+    int column_ = 0;
+    double number_ = 0;
+    std::int64_t integer_ = 0;
+    std::string string_;
+    std::vector<json_value> array_;
+    std::vector<json_member> object_;
+};
+
+struct json_member {
+    std::string key;
+    json_value value;
+};
+
+inline const std::vector<json_member>& json_value::as_object() const noexcept {
+    NUMGAP_ASSERT(is_object());
+    return object_;
+}
+inline const json_value* json_value::find(std::string_view key) const noexcept {
+    if (kind_ != kind::object) return nullptr;
+    for (const json_member& member : object_)
+        if (member.key == key) return &member.value;
+    return nullptr;
+}
+
+namespace detail {
+// Length of the valid UTF-8 sequence at `bytes` (1..4), or 0 when invalid
+// (overlong forms, surrogates and code points above U+10FFFF are invalid).
+inline std::size_t utf8_sequence_length(const unsigned char* bytes, std::size_t available) noexcept {
+    const unsigned char lead = bytes[0];
+    if (lead < 0x80) return 1;
+    std::size_t length = 0;
+    std::uint32_t code_point = 0, minimum = 0;
+    if ((lead & 0xe0) == 0xc0) {
+        length = 2, code_point = lead & 0x1fu, minimum = 0x80;
+    } else if ((lead & 0xf0) == 0xe0) {
+        length = 3, code_point = lead & 0x0fu, minimum = 0x800;
+    } else if ((lead & 0xf8) == 0xf0) {
+        length = 4, code_point = lead & 0x07u, minimum = 0x10000;
+    } else {
+        return 0;
+    }
+    if (available < length) return 0;
+    for (std::size_t i = 1; i < length; ++i) {
+        if ((bytes[i] & 0xc0) != 0x80) return 0;
+        code_point = (code_point << 6) | (bytes[i] & 0x3fu);
+    }
+    if (code_point < minimum || code_point > 0x10ffff || (code_point >= 0xd800 && code_point <= 0xdfff)) return 0;
+    return length;
+}
+
+inline void append_utf8(std::string& out, std::uint32_t code_point) {
+    if (code_point < 0x80) {
+        out += char(code_point);
+    } else if (code_point < 0x800) {
+        out += char(0xc0 | (code_point >> 6));
+        out += char(0x80 | (code_point & 0x3f));
+    } else if (code_point < 0x10000) {
+        out += char(0xe0 | (code_point >> 12));
+        out += char(0x80 | ((code_point >> 6) & 0x3f));
+        out += char(0x80 | (code_point & 0x3f));
+    } else {
+        out += char(0xf0 | (code_point >> 18));
+        out += char(0x80 | ((code_point >> 12) & 0x3f));
+        out += char(0x80 | ((code_point >> 6) & 0x3f));
+        out += char(0x80 | (code_point & 0x3f));
+    }
+}
+} // namespace detail
+
+namespace detail {
+class json_parser {
+public:
+    json_parser(std::string_view text, std::string_view file_name, int max_depth)
+        : text_(text), file_name_(file_name), max_depth_(max_depth) {}
+
+    json_value parse() {
+        if (text_.substr(0, 3) == "\xef\xbb\xbf") position_ = line_start_ = 3;
+        skip_space();
+        if (position_ == text_.size()) fail("expected a JSON value, found the end of the file");
+        json_value root;
+        parse_value(root, 0);
+        skip_space();
+        if (position_ != text_.size()) fail("unexpected text after the JSON value");
+        return root;
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& reason) const {
+        throw error(std::string(file_name_) + ":" + std::to_string(line_) + ":" +
+                    std::to_string(position_ - line_start_ + 1) + ": " + reason);
+    }
+    char peek() const noexcept { return position_ < text_.size() ? text_[position_] : '\0'; }
+    bool at_end() const noexcept { return position_ >= text_.size(); }
+    void skip_space() noexcept {
+        while (position_ < text_.size()) {
+            const char c = text_[position_];
+            if (c == '\n') {
+                ++line_;
+                line_start_ = ++position_;
+            } else if (c == ' ' || c == '\t' || c == '\r') {
+                ++position_;
+            } else {
+                break;
+            }
+        }
+    }
+    std::string found() const {
+        if (at_end()) return "the end of the file";
+        const char c = text_[position_];
+        if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f)
+            return "byte " + std::to_string(static_cast<unsigned char>(c));
+        return std::string("'") + c + "'";
+    }
+
+    void parse_value(json_value& value, int depth) {
+        value.line_ = line_;
+        value.column_ = int(position_ - line_start_ + 1);
+        const char c = peek();
+        if (c == '{') {
+            parse_object(value, depth + 1);
+        } else if (c == '[') {
+            parse_array(value, depth + 1);
+        } else if (c == '"') {
+            value.kind_ = json_value::kind::string;
+            value.string_ = parse_string();
+        } else if (c == '-' || (c >= '0' && c <= '9')) {
+            parse_number(value);
+        } else if (text_.substr(position_, 4) == "true") {
+            value.kind_ = json_value::kind::boolean;
+            value.boolean_ = true;
+            position_ += 4;
+        } else if (text_.substr(position_, 5) == "false") {
+            value.kind_ = json_value::kind::boolean;
+            position_ += 5;
+        } else if (text_.substr(position_, 4) == "null") {
+            position_ += 4;
+        } else {
+            fail("expected a JSON value, found " + found());
+        }
+    }
+
+    void check_depth(int depth) const {
+        if (depth > max_depth_) fail("nesting deeper than " + std::to_string(max_depth_) + " levels");
+    }
+
+    void parse_object(json_value& value, int depth) {
+        check_depth(depth);
+        value.kind_ = json_value::kind::object;
+        ++position_;
+        skip_space();
+        if (peek() == '}') {
+            ++position_;
+            return;
+        }
+        std::unordered_set<std::string> keys;
+        for (;;) {
+            skip_space();
+            if (peek() != '"') fail("expected a string key in object, found " + found());
+            const std::size_t key_position = position_;
+            std::string key = parse_string();
+            if (!keys.insert(key).second) {
+                position_ = key_position;
+                fail("duplicate key \"" + key + "\" in object");
+            }
+            skip_space();
+            if (peek() != ':') fail("expected ':' after object key, found " + found());
+            ++position_;
+            skip_space();
+            json_member member{std::move(key), json_value{}};
+            parse_value(member.value, depth);
+            value.object_.push_back(std::move(member));
+            skip_space();
+            if (peek() == ',') {
+                ++position_;
+                continue;
+            }
+            if (peek() == '}') {
+                ++position_;
+                return;
+            }
+            fail("expected ',' or '}' after object member, found " + found());
+        }
+    }
+
+    void parse_array(json_value& value, int depth) {
+        check_depth(depth);
+        value.kind_ = json_value::kind::array;
+        ++position_;
+        skip_space();
+        if (peek() == ']') {
+            ++position_;
+            return;
+        }
+        for (;;) {
+            skip_space();
+            value.array_.emplace_back();
+            parse_value(value.array_.back(), depth);
+            skip_space();
+            if (peek() == ',') {
+                ++position_;
+                continue;
+            }
+            if (peek() == ']') {
+                ++position_;
+                return;
+            }
+            fail("expected ',' or ']' after array element, found " + found());
+        }
+    }
+
+    std::uint32_t parse_hex4() {
+        std::uint32_t value = 0;
+        for (int i = 0; i < 4; ++i) {
+            const char c = peek();
+            int digit = -1;
+            if (c >= '0' && c <= '9') digit = c - '0';
+            if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+            if (c >= 'A' && c <= 'F') digit = c - 'A' + 10;
+            if (digit < 0) fail("expected four hex digits after \\u, found " + found());
+            value = value * 16 + std::uint32_t(digit);
+            ++position_;
+        }
+        return value;
+    }
+
+    std::string parse_string() {
+        ++position_; // opening quote
+        std::string out;
+        for (;;) {
+            if (at_end()) fail("unterminated string");
+            const auto c = static_cast<unsigned char>(text_[position_]);
+            if (c == '"') {
+                ++position_;
+                return out;
+            }
+            if (c < 0x20) fail("control character (byte " + std::to_string(c) + ") inside a string; escape it");
+            if (c >= 0x80) {
+                const std::size_t length = utf8_sequence_length(
+                    reinterpret_cast<const unsigned char*>(text_.data()) + position_, text_.size() - position_);
+                if (length == 0) fail("invalid UTF-8 in a string");
+                out.append(text_.substr(position_, length));
+                position_ += length;
+                continue;
+            }
+            if (c != '\\') {
+                out += char(c);
+                ++position_;
+                continue;
+            }
+            ++position_;
+            const char escape = peek();
+            ++position_;
+            switch (escape) {
+            case '"': out += '"'; break;
+            case '\\': out += '\\'; break;
+            case '/': out += '/'; break;
+            case 'b': out += '\b'; break;
+            case 'f': out += '\f'; break;
+            case 'n': out += '\n'; break;
+            case 'r': out += '\r'; break;
+            case 't': out += '\t'; break;
+            case 'u': {
+                std::uint32_t code_point = parse_hex4();
+                if (code_point >= 0xdc00 && code_point <= 0xdfff) {
+                    position_ -= 6;
+                    fail("unpaired low surrogate \\u escape in a string");
+                }
+                if (code_point >= 0xd800 && code_point <= 0xdbff) {
+                    if (text_.substr(position_, 2) != "\\u") {
+                        position_ -= 6;
+                        fail("high surrogate \\u escape not followed by a low surrogate");
+                    }
+                    position_ += 2;
+                    const std::uint32_t low = parse_hex4();
+                    if (low < 0xdc00 || low > 0xdfff) {
+                        position_ -= 6;
+                        fail("high surrogate \\u escape not followed by a low surrogate");
+                    }
+                    code_point = 0x10000 + ((code_point - 0xd800) << 10) + (low - 0xdc00);
+                }
+                append_utf8(out, code_point);
+                break;
+            }
+            default:
+                position_ -= 2;
+                fail("invalid escape sequence in a string");
+            }
+        }
+    }
+
+    void parse_number(json_value& value) {
+        const std::size_t begin = position_;
+        const auto digits = [&] {
+            const std::size_t start = position_;
+            while (peek() >= '0' && peek() <= '9') ++position_;
+            return position_ - start;
+        };
+        if (peek() == '-') ++position_;
+        if (peek() == '0') {
+            ++position_;
+            if (peek() >= '0' && peek() <= '9') fail("number with a leading zero");
+        } else if (digits() == 0) {
+            fail("expected a digit in number, found " + found());
+        }
+        bool integral = true;
+        if (peek() == '.') {
+            integral = false;
+            ++position_;
+            if (digits() == 0) fail("expected a digit after the decimal point, found " + found());
+        }
+        if (peek() == 'e' || peek() == 'E') {
+            integral = false;
+            ++position_;
+            if (peek() == '+' || peek() == '-') ++position_;
+            if (digits() == 0) fail("expected a digit in the exponent, found " + found());
+        }
+        const char* first = text_.data() + begin;
+        const char* last = text_.data() + position_;
+        value.kind_ = json_value::kind::number;
+        const auto [end, status] = std::from_chars(first, last, value.number_);
+        if (status == std::errc::result_out_of_range) {
+            position_ = begin;
+            fail("number " + std::string(first, last) + " is out of the range of a double");
+        }
+        NUMGAP_ASSERT(status == std::errc() && end == last);
+        if (integral) {
+            const auto [integer_end, integer_status] = std::from_chars(first, last, value.integer_);
+            value.is_integer_ = integer_status == std::errc() && integer_end == last;
+        }
+    }
+
+    std::string_view text_;
+    std::string_view file_name_;
+    int max_depth_;
+    std::size_t position_ = 0;
+    std::size_t line_start_ = 0;
+    int line_ = 1;
+};
+} // namespace detail
+
+// Parses a whole JSON document; errors read "<file_name>:<line>:<column>: <reason>".
+inline json_value parse_json(std::string_view text, std::string_view file_name, int max_depth = 256) {
+    return detail::json_parser(text, file_name, max_depth).parse();
+}
+
+// Appends `text` as a JSON string literal (see the top of this header).
+inline void write_json_string(std::string& out, std::string_view text) {
+    static constexpr char hex_digits[] = "0123456789abcdef";
+    out += '"';
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+    for (std::size_t i = 0; i < text.size();) {
+        const unsigned char c = bytes[i];
+        if (c >= 0x80) {
+            const std::size_t length = detail::utf8_sequence_length(bytes + i, text.size() - i);
+            if (length == 0) {
+                out += "\\ufffd";
+                ++i;
+            } else {
+                out.append(text.substr(i, length));
+                i += length;
+            }
+            continue;
+        }
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\b': out += "\\b"; break;
+        case '\f': out += "\\f"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (c < 0x20 || c == 0x7f) {
+                out += "\\u00";
+                out += hex_digits[c >> 4];
+                out += hex_digits[c & 15];
+            } else {
+                out += char(c);
+            }
+        }
+        ++i;
+    }
+    out += '"';
+}
+
+// Appends the shortest round-trip form of `value`; non-finite values as strings.
+inline void write_json_number(std::string& out, double value) {
+    if (std::isnan(value)) return write_json_string(out, "nan");
+    if (std::isinf(value)) return write_json_string(out, value > 0 ? "inf" : "-inf");
+    char buffer[32];
+    const auto [end, status] = std::to_chars(buffer, buffer + sizeof buffer, value);
+    NUMGAP_ASSERT(status == std::errc());
+    out.append(buffer, end);
+}
+
+} // namespace numgap::io

@@ -1,0 +1,442 @@
+#pragma once
+// numgap::io .npy reading and writing (NumPy format versions 1.0, 2.0, 3.0).
+//
+// Reading is split in two steps so that nothing is copied: parse_npy_header()
+// checks the magic, version, the Python-literal header dict ('descr',
+// 'fortran_order', 'shape') and that the bytes after the header hold exactly
+// the data the shape needs; npy_view() then points a tensor_view at those bytes.
+// fortran_order=True becomes reversed (column-major) strides, not a copy.
+//
+// Why not xtensor's xt::load_npy (xtensor/xnpy.hpp): it reads the whole file
+// through an std::istream into an owned xarray (a full copy, which defeats
+// mapping runs larger than RAM), is templated on one element type chosen at
+// compile time (the dtype of a dump is only known at run time), and reports
+// problems with generic messages that name neither the file nor the expected
+// and actual sizes. Its header grammar is the same one parsed here.
+//
+// Supported descr: '<f4' '<f8' '<f2' '|i1' '|u1' '<i2' '<u2' '<i4' '|b1', with
+// '=' (native, little-endian on every platform numgap builds for) and '<'/'|'
+// interchangeable where they mean the same thing. Big-endian data is refused
+// (error "big-endian ... not supported"). '|V2'/'<V2' is how NumPy saves
+// ml_dtypes.bfloat16 - but any opaque 2-byte record looks the same, so it is
+// read only when the caller declares a 2-byte dtype for it (graph.json
+// "dtype": "bfloat16"); otherwise it is an error that says how to declare it.
+// A file whose data is longer than the shape needs is an error, not tolerated:
+// NumPy never writes trailing bytes, so they mean a wrong header or a bad file.
+//
+// write_npy() writes version 1.0 files with the data 64-byte aligned like
+// NumPy. Views of any supported dtype and any strides are written in row-major
+// order (non-contiguous views are gathered); quantization and axis_order are
+// not stored. bfloat16 is written as '<V2', exactly what NumPy+ml_dtypes
+// writes (np.load(...).view(ml_dtypes.bfloat16) recovers it); reading such a
+// file back needs the declared dtype as described above.
+//
+// Complexity: header parsing is O(header length); npy_view is O(rank);
+// write_npy is O(elements). Throws numgap::error naming the file (the
+// `source` argument) and the reason; write_npy names the path and errno text.
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include <numgap/core/config.hpp>
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/core/tensor_view.hpp>
+
+namespace numgap::io {
+
+static_assert(std::endian::native == std::endian::little,
+              "numgap's .npy reader maps little-endian data in place and needs a little-endian host.");
+
+struct npy_header {
+    int major_version = 1;
+    int minor_version = 0;
+    std::string descr;                // as written, e.g. "<f4"
+    dtype type = dtype::float32;      // after applying a declared type to opaque '<V2'
+    bool fortran_order = false;
+    std::vector<std::int64_t> shape;  // empty for a 0-d array
+    std::size_t data_offset = 0;      // bytes from the start of the file to the data
+    std::uint64_t data_bytes = 0;     // element count times element size
+};
+
+namespace detail {
+
+inline std::string shape_text(std::span<const std::int64_t> shape) {
+    std::string text = "(";
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i != 0) text += ", ";
+        text += std::to_string(shape[i]);
+    }
+    if (shape.size() == 1) text += ",";
+    return text + ")";
+}
+
+// Product of the dimensions and byte count; nullopt when any product, including
+// the one that skips zero dimensions (strides are built from it), overflows.
+inline std::optional<std::uint64_t> checked_byte_count(std::span<const std::int64_t> shape,
+                                                       std::size_t item_size) {
+    std::int64_t nonzero_product = static_cast<std::int64_t>(item_size);
+    bool has_zero = false;
+    for (std::int64_t dimension : shape) {
+        if (dimension < 0) return std::nullopt;
+        if (dimension == 0) {
+            has_zero = true;
+            continue;
+        }
+        if (__builtin_mul_overflow(nonzero_product, dimension, &nonzero_product))
+            return std::nullopt;
+    }
+    return has_zero ? 0 : static_cast<std::uint64_t>(nonzero_product);
+}
+
+class npy_header_parser {
+public:
+    npy_header_parser(std::string_view text, std::string_view source) : text_(text), source_(source) {}
+
+    void parse(npy_header& header) {
+        bool seen_descr = false, seen_order = false, seen_shape = false;
+        skip_space();
+        expect('{');
+        for (;;) {
+            skip_space();
+            if (peek() == '}') {
+                ++position_;
+                break;
+            }
+            const std::string key = parse_string();
+            skip_space();
+            expect(':');
+            skip_space();
+            if (key == "descr") {
+                if (seen_descr) fail("'descr' appears twice");
+                seen_descr = true;
+                if (peek() == '[')
+                    fail("has a structured dtype (a list descr); only plain numeric dtypes are supported");
+                header.descr = parse_string();
+            } else if (key == "fortran_order") {
+                if (seen_order) fail("'fortran_order' appears twice");
+                seen_order = true;
+                header.fortran_order = parse_bool();
+            } else if (key == "shape") {
+                if (seen_shape) fail("'shape' appears twice");
+                seen_shape = true;
+                header.shape = parse_shape();
+            } else {
+                fail("has an unexpected key '" + key + "' (expected 'descr', 'fortran_order', 'shape')");
+            }
+            skip_space();
+            if (peek() == ',') {
+                ++position_;
+                continue;
+            }
+            skip_space();
+            if (peek() != '}') fail("expected ',' or '}' after a value");
+        }
+        // NumPy pads the dict with spaces and ends it with '\n'.
+        for (; position_ < text_.size(); ++position_)
+            if (text_[position_] != ' ' && text_[position_] != '\n' && text_[position_] != '\0' &&
+                text_[position_] != '\t' && text_[position_] != '\r')
+                fail("has unexpected text after the header dict");
+        if (!seen_descr || !seen_order || !seen_shape)
+            fail(std::string("is missing the ") +
+                 (!seen_descr ? "'descr'" : !seen_order ? "'fortran_order'" : "'shape'") + " key");
+    }
+
+private:
+    [[noreturn]] void fail(const std::string& reason) const {
+        throw error("'" + std::string(source_) + "': .npy header " + reason + " (at header offset " +
+                    std::to_string(position_) + ")");
+    }
+    char peek() const { return position_ < text_.size() ? text_[position_] : '\0'; }
+    void skip_space() {
+        while (position_ < text_.size() && (text_[position_] == ' ' || text_[position_] == '\t' ||
+                                             text_[position_] == '\n' || text_[position_] == '\r'))
+            ++position_;
+    }
+    void expect(char wanted) {
+        if (peek() != wanted) fail(std::string("expected '") + wanted + "'");
+        ++position_;
+    }
+    std::string parse_string() {
+        const char quote = peek();
+        if (quote != '\'' && quote != '"') fail("expected a quoted string");
+        const std::size_t begin = ++position_;
+        while (position_ < text_.size() && text_[position_] != quote) {
+            if (text_[position_] == '\\') fail("has an escape sequence in a string, which no dtype or key needs");
+            ++position_;
+        }
+        if (position_ >= text_.size()) fail("has an unterminated string");
+        return std::string(text_.substr(begin, position_++ - begin));
+    }
+    bool parse_bool() {
+        if (text_.substr(position_, 4) == "True") {
+            position_ += 4;
+            return true;
+        }
+        if (text_.substr(position_, 5) == "False") {
+            position_ += 5;
+            return false;
+        }
+        fail("expected True or False for 'fortran_order'");
+    }
+    std::vector<std::int64_t> parse_shape() {
+        expect('(');
+        std::vector<std::int64_t> shape;
+        for (;;) {
+            skip_space();
+            if (peek() == ')') {
+                ++position_;
+                return shape;
+            }
+            if (peek() == '-') fail("has a negative dimension in 'shape'");
+            if (peek() < '0' || peek() > '9') fail("expected a dimension or ')' in 'shape'");
+            std::int64_t value = 0;
+            while (peek() >= '0' && peek() <= '9') {
+                if (__builtin_mul_overflow(value, 10, &value) ||
+                    __builtin_add_overflow(value, peek() - '0', &value))
+                    fail("has a dimension in 'shape' too large for 64 bits");
+                ++position_;
+            }
+            if (peek() == 'L') ++position_; // Python 2 long literal
+            shape.push_back(value);
+            if (shape.size() > std::size_t(max_rank))
+                fail("has a 'shape' of rank above numgap's maximum rank " + std::to_string(max_rank));
+            skip_space();
+            if (peek() == ',') {
+                ++position_;
+                continue;
+            }
+            if (peek() != ')') fail("expected ',' or ')' in 'shape'");
+        }
+    }
+
+    std::string_view text_;
+    std::string_view source_;
+    std::size_t position_ = 0;
+};
+
+// descr -> dtype; nullopt for the opaque 2-byte record ml_dtypes uses for bfloat16.
+inline std::optional<dtype> dtype_from_descr(const std::string& descr, std::string_view source) {
+    const auto unsupported = [&](const std::string& why) -> error {
+        return error("'" + std::string(source) + "': unsupported .npy dtype descr '" + descr + "'" + why);
+    };
+    if (descr.size() < 2) throw unsupported("");
+    const char order = descr[0];
+    const std::string code = (order == '<' || order == '>' || order == '|' || order == '=')
+                                 ? descr.substr(1)
+                                 : descr;
+    struct entry {
+        std::string_view code;
+        dtype type;
+    };
+    constexpr entry table[] = {{"f4", dtype::float32}, {"f8", dtype::float64}, {"f2", dtype::float16},
+                               {"i1", dtype::int8},    {"u1", dtype::uint8},   {"i2", dtype::int16},
+                               {"u2", dtype::uint16},  {"i4", dtype::int32},   {"b1", dtype::boolean}};
+    std::optional<dtype> found;
+    for (const entry& candidate : table)
+        if (candidate.code == code) found = candidate.type;
+    const bool opaque_two_bytes = code == "V2";
+    if (!found && !opaque_two_bytes)
+        throw unsupported(" (supported: <f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 |b1)");
+    const std::size_t item_size = found ? size_of(*found) : 2;
+    if (order == '>' && item_size > 1)
+        throw error("'" + std::string(source) + "': big-endian data (descr '" + descr +
+                    "') is not supported; save it little-endian, e.g. array.astype('<" + code + "')");
+    return found;
+}
+
+inline std::uint64_t read_little_endian(const std::byte* bytes, int count) {
+    std::uint64_t value = 0;
+    for (int i = count - 1; i >= 0; --i) value = (value << 8) | std::to_integer<std::uint64_t>(bytes[i]);
+    return value;
+}
+
+} // namespace detail
+
+// Parses and validates the header of .npy bytes (a mapped file or an archive
+// member). `declared` is the dtype the caller expects (graph.json): it must
+// match the file's, and is what makes an opaque '<V2' readable.
+inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string_view source,
+                                   std::optional<dtype> declared = std::nullopt) {
+    const std::string where = "'" + std::string(source) + "'";
+    constexpr unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, sizeof magic) != 0)
+        throw error(where + ": not a .npy file (" +
+                    (bytes.size() < 10 ? "only " + std::to_string(bytes.size()) + " bytes, too short for the header"
+                                       : std::string("missing the \\x93NUMPY magic")) +
+                    ")");
+    npy_header header;
+    header.major_version = std::to_integer<int>(bytes[6]);
+    header.minor_version = std::to_integer<int>(bytes[7]);
+    std::size_t length_bytes = 0;
+    if (header.major_version == 1)
+        length_bytes = 2;
+    else if (header.major_version == 2 || header.major_version == 3)
+        length_bytes = 4;
+    else
+        throw error(where + ": unsupported .npy format version " + std::to_string(header.major_version) +
+                    "." + std::to_string(header.minor_version) + " (supported: 1.0, 2.0, 3.0)");
+    if (bytes.size() < 8 + length_bytes)
+        throw error(where + ": truncated .npy file: it ends inside the header length field");
+    const std::uint64_t header_length = detail::read_little_endian(bytes.data() + 8, int(length_bytes));
+    const std::uint64_t prefix = 8 + length_bytes;
+    if (header_length > bytes.size() - prefix)
+        throw error(where + ": truncated .npy file: the header claims " + std::to_string(header_length) +
+                    " bytes but only " + std::to_string(bytes.size() - prefix) + " follow");
+    header.data_offset = static_cast<std::size_t>(prefix + header_length);
+    const std::string_view text(reinterpret_cast<const char*>(bytes.data() + prefix),
+                                static_cast<std::size_t>(header_length));
+    detail::npy_header_parser(text, source).parse(header);
+
+    const std::optional<dtype> stored = detail::dtype_from_descr(header.descr, source);
+    if (stored) {
+        if (declared && *declared != *stored)
+            throw error(where + ": graph.json declares dtype " + std::string(name_of(*declared)) +
+                        " but the file stores " + std::string(name_of(*stored)) + " (descr '" +
+                        header.descr + "')");
+        header.type = *stored;
+    } else if (declared && size_of(*declared) == 2) {
+        header.type = *declared;
+    } else {
+        throw error(where + ": descr '" + header.descr +
+                    "' is an opaque 2-byte type (NumPy saves ml_dtypes.bfloat16 this way); declare it "
+                    "with \"dtype\": \"bfloat16\" for this tensor in graph.json to read it as bfloat16");
+    }
+
+    const std::optional<std::uint64_t> needed = detail::checked_byte_count(header.shape, size_of(header.type));
+    if (!needed)
+        throw error(where + ": .npy shape " + detail::shape_text(header.shape) +
+                    " is absurd: its size in bytes overflows 64 bits");
+    header.data_bytes = *needed;
+    const std::uint64_t available = bytes.size() - header.data_offset;
+    if (available < header.data_bytes)
+        throw error(where + ": truncated .npy file: shape " + detail::shape_text(header.shape) + " of " +
+                    std::string(name_of(header.type)) + " needs " + std::to_string(header.data_bytes) +
+                    " bytes of data but the file has " + std::to_string(available));
+    if (available > header.data_bytes)
+        throw error(where + ": .npy file has " + std::to_string(available - header.data_bytes) +
+                    " bytes after the " + std::to_string(header.data_bytes) + " bytes that shape " +
+                    detail::shape_text(header.shape) + " of " + std::string(name_of(header.type)) +
+                    " needs");
+    return header;
+}
+
+// A view of the data described by `header`, pointing into `bytes` (no copy).
+// The view does not own the bytes: they must outlive it.
+inline tensor_view npy_view(std::span<const std::byte> bytes, const npy_header& header) {
+    NUMGAP_ASSERT(header.data_offset + header.data_bytes <= bytes.size());
+    const std::byte* data = bytes.data() + header.data_offset;
+    if (!header.fortran_order) return tensor_view(data, header.type, header.shape);
+    std::array<std::int64_t, max_rank> strides{};
+    std::int64_t stride = 1;
+    for (std::size_t i = 0; i < header.shape.size(); ++i) {
+        strides[i] = stride;
+        stride *= std::max<std::int64_t>(header.shape[i], 1);
+    }
+    return tensor_view(data, header.type, header.shape,
+                       std::span<const std::int64_t>(strides.data(), header.shape.size()));
+}
+
+namespace detail {
+
+inline std::string_view descr_of(dtype type) noexcept {
+    switch (type) {
+    case dtype::float32: return "<f4";
+    case dtype::float64: return "<f8";
+    case dtype::float16: return "<f2";
+    case dtype::bfloat16: return "<V2";
+    case dtype::int8: return "|i1";
+    case dtype::uint8: return "|u1";
+    case dtype::int16: return "<i2";
+    case dtype::uint16: return "<u2";
+    case dtype::int32: return "<i4";
+    case dtype::boolean: return "|b1";
+    }
+    return "";
+}
+
+// The complete version 1.0 preamble (magic .. '\n') for a C-order array.
+inline std::string npy_preamble(dtype type, std::span<const std::int64_t> shape) {
+    std::string dict = "{'descr': '" + std::string(descr_of(type)) +
+                       "', 'fortran_order': False, 'shape': " + shape_text(shape) + ", }";
+    // Pad with spaces so the data starts on a 64-byte boundary, as NumPy does.
+    const std::size_t unpadded = 10 + dict.size() + 1;
+    dict.append((64 - unpadded % 64) % 64, ' ');
+    dict += '\n';
+    if (dict.size() > 0xffff) throw error(".npy header too long for format version 1.0");
+    std::string preamble = "\x93NUMPY\x01";
+    preamble += '\0';
+    preamble += static_cast<char>(dict.size() & 0xff);
+    preamble += static_cast<char>(dict.size() >> 8);
+    return preamble + dict;
+}
+
+} // namespace detail
+
+// Writes `view`'s stored data as a .npy file (see the top of this header).
+inline void write_npy(const std::filesystem::path& path, const tensor_view& view) {
+    const std::string preamble = detail::npy_preamble(view.type(), view.shape());
+    const auto failure = [&](const char* what, int code) {
+        return error(std::string(what) + " '" + path.string() + "': " + std::generic_category().message(code));
+    };
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr) throw failure("cannot create", errno);
+    bool ok = std::fwrite(preamble.data(), 1, preamble.size(), file) == preamble.size();
+    const std::size_t item = size_of(view.type());
+    const std::int64_t count = view.size();
+    if (ok && count > 0) {
+        if (view.is_contiguous()) {
+            ok = std::fwrite(view.data(), item, std::size_t(count), file) == std::size_t(count);
+        } else {
+            // Gather in row-major order through a small buffer.
+            std::vector<std::byte> buffer;
+            buffer.reserve(std::size_t(1) << 16);
+            std::array<std::int64_t, max_rank> index{};
+            const auto* base = static_cast<const std::byte*>(view.data());
+            for (std::int64_t n = 0; n < count && ok; ++n) {
+                std::int64_t offset = 0;
+                for (int d = 0; d < view.rank(); ++d) offset += index[d] * view.stride(d);
+                const std::byte* element = base + offset * std::int64_t(item);
+                buffer.insert(buffer.end(), element, element + item);
+                for (int d = view.rank() - 1; d >= 0; --d) {
+                    if (++index[d] < view.shape(d)) break;
+                    index[d] = 0;
+                }
+                if (buffer.size() >= (std::size_t(1) << 16) || n + 1 == count) {
+                    ok = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
+                    buffer.clear();
+                }
+            }
+        }
+    }
+    const int write_errno = errno;
+    if (std::fclose(file) != 0 && ok) {
+        const int close_errno = errno;
+        std::remove(path.c_str());
+        throw failure("cannot write", close_errno);
+    }
+    if (!ok) {
+        std::remove(path.c_str());
+        throw failure("cannot write", write_errno);
+    }
+}
+
+// Convenience for the common float32 case (demo runs, --dump-failing).
+inline void write_npy(const std::filesystem::path& path, const float* data,
+                      std::span<const std::int64_t> shape) {
+    write_npy(path, tensor_view(data, shape));
+}
+
+} // namespace numgap::io

@@ -1,0 +1,373 @@
+#pragma once
+// numgap::io::run_manifest: the contents of a run directory's graph.json as
+// plain structs, fully validated.
+//
+// Format (run directory format version 1; all fields but nodes[].name optional):
+//   { "version": 1,
+//     "nodes": [ {"name": "conv1", "op": "aten.convolution.default",
+//                 "inputs": ["x"], "outputs": ["conv1"], "debug_handles": [4, 5]} ],
+//     "tensors": { "conv1": {"file": "out/conv1.raw", "dtype": "uint8", "shape": [1, 56, 56, 64],
+//                            "axis_order": [0, 2, 3, 1], "scale": 0.0235, "zero_point": 128} },
+//     "metadata": <anything> }
+// Nodes are listed producers before consumers; `outputs` defaults to [name].
+// A tensor's `file` defaults to "<key>.npy"; `dtype` and `shape` are required
+// for raw (headerless) files; `axis_order[i]` is the reference dimension of
+// stored dimension i; quantization is real = scale * (q - zero_point), either
+// per tensor (`scale` a number, `zero_point` an integer, default 0) or per
+// channel (`scale` an array, `zero_point` an array of the same length or one
+// integer for all, and `quant_axis`, a *stored* dimension, like
+// numgap::quantization::axis). Only integer dtypes may be quantized.
+//
+// Validation is strict because a silently ignored field gives wrong numbers
+// (a misspelt "zero_pont" would drop the offset): unknown keys are errors
+// except "metadata" at the top level and in nodes, which producers may use
+// freely. Also rejected: a wrong type for any field, duplicate node names, a
+// tensor produced by two nodes, a node reading a tensor that a later node
+// produces, negative or over-rank shapes, axis_order that is not a permutation,
+// non-finite or zero scales, zero points outside int32, per-channel arrays
+// whose length disagrees with each other or with the shape, and a version
+// other than 1. Each error reads "<file>:<line>:<column>: <what and why>" and
+// names the node or tensor.
+//
+// Complexity: O(text + nodes + tensors log tensors). Throws numgap::error.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <numgap/core/config.hpp>
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/io/json.hpp>
+
+namespace numgap::io {
+
+inline constexpr int run_format_version = 1;
+
+struct node_spec {
+    std::string name, op;
+    std::vector<std::string> inputs, outputs; // outputs default to {name}
+    std::vector<std::int64_t> debug_handles;
+};
+
+struct tensor_spec {
+    std::string key;
+    std::string file; // relative to the run directory; default key + ".npy"
+    std::optional<dtype> type;
+    std::optional<std::vector<std::int64_t>> shape;
+    std::optional<std::vector<int>> axis_order;
+    // Per tensor: one scale and one zero point, quant_axis == -1.
+    // Per channel: one of each per index of stored dimension quant_axis.
+    std::vector<float> scales;
+    std::vector<std::int32_t> zero_points;
+    int quant_axis = -1;
+    bool quantized = false;
+};
+
+struct run_manifest {
+    std::vector<node_spec> nodes;
+    // Sorted by key (parse_run_manifest and run_directory keep it so): find_tensor
+    // binary-searches, O(log n). Code that edits the vector must keep the order.
+    std::vector<tensor_spec> tensors;
+    bool has_graph = false;
+
+    const tensor_spec* find_tensor(std::string_view key) const {
+        const auto found = std::lower_bound(tensors.begin(), tensors.end(), key,
+                                            [](const tensor_spec& spec, std::string_view k) { return spec.key < k; });
+        return found != tensors.end() && found->key == key ? &*found : nullptr;
+    }
+};
+
+namespace detail {
+
+class manifest_reader {
+public:
+    explicit manifest_reader(std::string_view file_name) : file_name_(file_name) {}
+
+    run_manifest read(const json_value& root) {
+        run_manifest manifest;
+        manifest.has_graph = true;
+        if (!root.is_object()) fail(root, "expected an object at the top level, found " + found(root));
+        for (const json_member& member : root.as_object()) {
+            if (member.key == "nodes")
+                read_nodes(member.value, manifest);
+            else if (member.key == "tensors")
+                read_tensors(member.value, manifest);
+            else if (member.key == "version") {
+                if (!member.value.is_integer() || member.value.as_integer() != run_format_version)
+                    fail(member.value, "\"version\" must be " + std::to_string(run_format_version) +
+                                           " (the run directory format this numgap reads)");
+            } else if (member.key != "metadata") {
+                fail(member.value, "unknown top-level key \"" + member.key +
+                                       "\" (expected \"nodes\", \"tensors\", \"version\" or \"metadata\")");
+            }
+        }
+        check_graph(manifest);
+        std::sort(manifest.tensors.begin(), manifest.tensors.end(),
+                  [](const tensor_spec& a, const tensor_spec& b) { return a.key < b.key; });
+        return manifest;
+    }
+
+private:
+    [[noreturn]] void fail(const json_value& at, const std::string& reason) const {
+        throw error(std::string(file_name_) + ":" + std::to_string(at.line()) + ":" + std::to_string(at.column()) +
+                    ": " + reason);
+    }
+    static std::string shortest(double value) {
+        std::string text;
+        write_json_number(text, value);
+        return text;
+    }
+    static std::string found(const json_value& value) { return std::string(json_value::describe(value.type())); }
+
+    std::string string_field(const json_value& value, const std::string& context, std::string_view field) const {
+        if (!value.is_string())
+            fail(value, context + ": \"" + std::string(field) + "\" must be a string, found " + found(value));
+        return value.as_string();
+    }
+    std::vector<std::string> strings_field(const json_value& value, const std::string& context,
+                                           std::string_view field) const {
+        if (!value.is_array())
+            fail(value, context + ": \"" + std::string(field) + "\" must be an array of strings, found " + found(value));
+        std::vector<std::string> strings;
+        for (const json_value& element : value.as_array()) {
+            if (!element.is_string())
+                fail(element, context + ": \"" + std::string(field) + "\" must hold only strings, found " + found(element));
+            strings.push_back(element.as_string());
+        }
+        return strings;
+    }
+    std::int64_t integer(const json_value& value, const std::string& context, std::string_view field,
+                         std::int64_t minimum, std::int64_t maximum) const {
+        if (!value.is_integer())
+            fail(value, context + ": \"" + std::string(field) + "\" must hold integers, found " +
+                            (value.is_number() ? "a non-integer number" : found(value)));
+        const std::int64_t result = value.as_integer();
+        if (result < minimum || result > maximum)
+            fail(value, context + ": \"" + std::string(field) + "\" value " + std::to_string(result) +
+                            " is outside [" + std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+        return result;
+    }
+    std::vector<std::int64_t> integers_field(const json_value& value, const std::string& context,
+                                             std::string_view field, std::int64_t minimum,
+                                             std::int64_t maximum) const {
+        if (!value.is_array())
+            fail(value, context + ": \"" + std::string(field) + "\" must be an array of integers, found " +
+                            found(value));
+        std::vector<std::int64_t> integers;
+        for (const json_value& element : value.as_array())
+            integers.push_back(integer(element, context, field, minimum, maximum));
+        return integers;
+    }
+
+    void read_nodes(const json_value& nodes, run_manifest& manifest) {
+        if (!nodes.is_array()) fail(nodes, "\"nodes\" must be an array, found " + found(nodes));
+        std::unordered_map<std::string, std::size_t> index_of_name;
+        for (const json_value& entry : nodes.as_array()) {
+            const std::string position = "node " + std::to_string(manifest.nodes.size());
+            if (!entry.is_object()) fail(entry, position + " must be an object, found " + found(entry));
+            const json_value* name = entry.find("name");
+            if (name == nullptr) fail(entry, position + " has no \"name\"");
+            node_spec node;
+            node.name = string_field(*name, position, "name");
+            if (node.name.empty()) fail(*name, position + ": \"name\" is empty");
+            const std::string context = "node '" + node.name + "'";
+            if (!index_of_name.emplace(node.name, manifest.nodes.size()).second)
+                fail(*name, context + " appears twice in \"nodes\"");
+            bool has_outputs = false;
+            for (const json_member& member : entry.as_object()) {
+                if (member.key == "name" || member.key == "metadata") continue;
+                if (member.key == "op")
+                    node.op = string_field(member.value, context, "op");
+                else if (member.key == "inputs")
+                    node.inputs = strings_field(member.value, context, "inputs");
+                else if (member.key == "outputs") {
+                    node.outputs = strings_field(member.value, context, "outputs");
+                    has_outputs = true;
+                } else if (member.key == "debug_handles")
+                    node.debug_handles = integers_field(member.value, context, "debug_handles",
+                                                        std::numeric_limits<std::int64_t>::min(),
+                                                        std::numeric_limits<std::int64_t>::max());
+                else
+                    fail(member.value, context + ": unknown key \"" + member.key +
+                                           "\" (expected \"name\", \"op\", \"inputs\", \"outputs\", "
+                                           "\"debug_handles\" or \"metadata\")");
+            }
+            if (!has_outputs) node.outputs = {node.name};
+            manifest.nodes.push_back(std::move(node));
+            node_values_.push_back(&entry);
+        }
+    }
+
+    // Producers before consumers, and one producer per tensor.
+    void check_graph(const run_manifest& manifest) const {
+        std::unordered_map<std::string_view, std::size_t> producer;
+        for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
+            for (const std::string& output : manifest.nodes[i].outputs) {
+                const auto [where, inserted] = producer.emplace(output, i);
+                if (!inserted)
+                    fail(*node_values_[i], "node '" + manifest.nodes[i].name + "': tensor '" + output +
+                                               "' is already an output of node '" +
+                                               manifest.nodes[where->second].name + "'");
+            }
+        for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
+            for (const std::string& input : manifest.nodes[i].inputs) {
+                const auto where = producer.find(input);
+                if (where != producer.end() && where->second >= i)
+                    fail(*node_values_[i], "node '" + manifest.nodes[i].name + "' reads tensor '" + input +
+                                               "', which node '" + manifest.nodes[where->second].name +
+                                               "' produces " +
+                                               (where->second == i ? "itself" : "later in the list") +
+                                               " (nodes must be listed producers before consumers)");
+            }
+    }
+
+    void read_tensors(const json_value& tensors, run_manifest& manifest) {
+        if (!tensors.is_object())
+            fail(tensors, "\"tensors\" must be an object keyed by tensor key, found " + found(tensors));
+        for (const json_member& member : tensors.as_object()) {
+            const std::string context = "tensor '" + member.key + "'";
+            if (member.key.empty()) fail(member.value, "\"tensors\" has an empty key");
+            if (!member.value.is_object()) fail(member.value, context + " must be an object, found " + found(member.value));
+            manifest.tensors.push_back(read_tensor(member.key, member.value, context));
+        }
+    }
+
+    tensor_spec read_tensor(const std::string& key, const json_value& entry, const std::string& context) const {
+        tensor_spec spec;
+        spec.key = key;
+        spec.file = key + ".npy";
+        const json_value *scale = nullptr, *zero_point = nullptr, *quant_axis = nullptr, *axis_order = nullptr,
+                         *type = nullptr;
+        for (const json_member& member : entry.as_object()) {
+            if (member.key == "file") {
+                spec.file = string_field(member.value, context, "file");
+                if (spec.file.empty()) fail(member.value, context + ": \"file\" is empty");
+            } else if (member.key == "dtype") {
+                type = &member.value;
+                spec.type = parse_dtype(string_field(member.value, context, "dtype"));
+                if (!spec.type)
+                    fail(member.value, context + ": unknown dtype \"" + member.value.as_string() +
+                                           "\" (expected float32, float64, float16, bfloat16, int8, uint8, "
+                                           "int16, uint16, int32 or bool)");
+            } else if (member.key == "shape") {
+                spec.shape = integers_field(member.value, context, "shape", 0, std::numeric_limits<std::int64_t>::max());
+                if (spec.shape->size() > std::size_t(max_rank))
+                    fail(member.value, context + ": \"shape\" has rank " + std::to_string(spec.shape->size()) +
+                                           ", above numgap's maximum rank " + std::to_string(max_rank));
+            } else if (member.key == "axis_order") {
+                axis_order = &member.value;
+                std::vector<int> order;
+                for (std::int64_t axis : integers_field(member.value, context, "axis_order", 0, max_rank - 1))
+                    order.push_back(int(axis));
+                spec.axis_order = std::move(order);
+            } else if (member.key == "scale") {
+                scale = &member.value;
+            } else if (member.key == "zero_point") {
+                zero_point = &member.value;
+            } else if (member.key == "quant_axis") {
+                quant_axis = &member.value;
+            } else {
+                fail(member.value, context + ": unknown key \"" + member.key +
+                                       "\" (expected \"file\", \"dtype\", \"shape\", \"axis_order\", \"scale\", "
+                                       "\"zero_point\" or \"quant_axis\")");
+            }
+        }
+        if (spec.axis_order) {
+            std::vector<bool> seen(spec.axis_order->size(), false);
+            for (int axis : *spec.axis_order) {
+                if (std::size_t(axis) >= seen.size() || seen[std::size_t(axis)])
+                    fail(*axis_order, context + ": \"axis_order\" must be a permutation of 0.." +
+                                          std::to_string(int(seen.size()) - 1));
+                seen[std::size_t(axis)] = true;
+            }
+            if (spec.shape && spec.shape->size() != spec.axis_order->size())
+                fail(*axis_order, context + ": \"axis_order\" has " + std::to_string(spec.axis_order->size()) +
+                                      " entries but \"shape\" has rank " + std::to_string(spec.shape->size()));
+        }
+        read_quantization(spec, context, scale, zero_point, quant_axis);
+        if (spec.quantized && spec.type && !is_integer(*spec.type))
+            fail(*type, context + ": \"scale\" is given but dtype " + std::string(name_of(*spec.type)) +
+                            " is not an integer type; only integer tensors can be quantized");
+        if (spec.quantized && spec.quant_axis >= 0 && spec.shape) {
+            if (std::size_t(spec.quant_axis) >= spec.shape->size())
+                fail(*quant_axis, context + ": \"quant_axis\" " + std::to_string(spec.quant_axis) +
+                                      " is not a dimension of shape of rank " + std::to_string(spec.shape->size()));
+            const std::int64_t channels = (*spec.shape)[std::size_t(spec.quant_axis)];
+            if (std::int64_t(spec.scales.size()) != channels)
+                fail(*scale, context + ": \"scale\" has " + std::to_string(spec.scales.size()) +
+                                 " entries but dimension " + std::to_string(spec.quant_axis) + " of \"shape\" has " +
+                                 std::to_string(channels));
+        }
+        return spec;
+    }
+
+    float scale_value(const json_value& value, const std::string& context) const {
+        if (!value.is_number())
+            fail(value, context + ": \"scale\" must be a number or an array of numbers, found " + found(value));
+        const double scale = value.as_number();
+        const float narrowed = static_cast<float>(scale);
+        if (!std::isfinite(narrowed) || narrowed == 0.0f)
+            fail(value, context + ": \"scale\" " + shortest(scale) +
+                            " must be finite and non-zero (as a float32)");
+        return narrowed;
+    }
+
+    void read_quantization(tensor_spec& spec, const std::string& context, const json_value* scale,
+                           const json_value* zero_point, const json_value* quant_axis) const {
+        const auto zero_point_value = [&](const json_value& value) {
+            return std::int32_t(integer(value, context, "zero_point", std::numeric_limits<std::int32_t>::min(),
+                                        std::numeric_limits<std::int32_t>::max()));
+        };
+        if (scale == nullptr) {
+            if (zero_point != nullptr) fail(*zero_point, context + ": \"zero_point\" is given without \"scale\"");
+            if (quant_axis != nullptr) fail(*quant_axis, context + ": \"quant_axis\" is given without \"scale\"");
+            return;
+        }
+        spec.quantized = true;
+        if (!scale->is_array()) {
+            if (quant_axis != nullptr)
+                fail(*quant_axis, context + ": \"quant_axis\" needs per-channel \"scale\" (an array), but \"scale\" "
+                                            "is a single number");
+            if (zero_point != nullptr && zero_point->is_array())
+                fail(*zero_point, context + ": \"zero_point\" is an array but \"scale\" is a single number");
+            spec.scales = {scale_value(*scale, context)};
+            spec.zero_points = {zero_point != nullptr ? zero_point_value(*zero_point) : 0};
+            return;
+        }
+        if (quant_axis == nullptr)
+            fail(*scale, context + ": per-channel \"scale\" (an array) needs \"quant_axis\"");
+        spec.quant_axis = int(integer(*quant_axis, context, "quant_axis", 0, max_rank - 1));
+        if (scale->as_array().empty()) fail(*scale, context + ": \"scale\" is an empty array");
+        for (const json_value& element : scale->as_array()) spec.scales.push_back(scale_value(element, context));
+        if (zero_point == nullptr) {
+            spec.zero_points.assign(spec.scales.size(), 0);
+        } else if (!zero_point->is_array()) {
+            spec.zero_points.assign(spec.scales.size(), zero_point_value(*zero_point));
+        } else {
+            for (const json_value& element : zero_point->as_array())
+                spec.zero_points.push_back(zero_point_value(element));
+            if (spec.zero_points.size() != spec.scales.size())
+                fail(*zero_point, context + ": \"zero_point\" has " + std::to_string(spec.zero_points.size()) +
+                                      " entries but \"scale\" has " + std::to_string(spec.scales.size()));
+        }
+    }
+
+    std::string_view file_name_;
+    std::vector<const json_value*> node_values_;
+};
+
+} // namespace detail
+
+// Parses graph.json text; `file_name_for_errors` starts every error message.
+inline run_manifest parse_run_manifest(std::string_view json_text, std::string_view file_name_for_errors) {
+    const json_value root = parse_json(json_text, file_name_for_errors);
+    return detail::manifest_reader(file_name_for_errors).read(root);
+}
+
+} // namespace numgap::io

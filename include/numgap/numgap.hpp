@@ -1,0 +1,5 @@
+#pragma once
+// numgap: find where a neural network's numbers go wrong. The umbrella header;
+// each part also has its own aggregate header.
+#include <numgap/core.hpp>
+#include <numgap/io.hpp>

@@ -1,0 +1,62 @@
+// Pins down the mapping: exact bytes, empty files, both hints, moves, and
+// errors that name the file and the OS reason.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <utility>
+
+#include <numgap/io/mapped_file.hpp>
+
+#include "temp_directory.hpp"
+
+using numgap::io::map_hint;
+using numgap::io::mapped_file;
+using numgap_test::contains;
+using numgap_test::error_of;
+
+TEST_CASE("mapped_file_exposes_the_exact_file_bytes_with_either_hint") {
+    numgap_test::temp_directory scratch;
+    std::string content;
+    for (int i = 0; i < 10000; ++i) content += char(i * 7);
+    const auto path = scratch.write("data.bin", content);
+    for (const map_hint hint : {map_hint::sequential, map_hint::populate}) {
+        const mapped_file file = mapped_file::open(path, hint);
+        REQUIRE(file.size() == content.size());
+        CHECK(file.path() == path);
+        CHECK(std::string(reinterpret_cast<const char*>(file.data()), file.size()) == content);
+    }
+}
+
+TEST_CASE("mapped_file_maps_an_empty_file_as_an_empty_span") {
+    numgap_test::temp_directory scratch;
+    const mapped_file file = mapped_file::open(scratch.write("empty.bin", std::string()));
+    CHECK(file.empty());
+    CHECK(file.bytes().empty());
+    CHECK(file.data() == nullptr);
+}
+
+TEST_CASE("mapped_file_move_transfers_the_mapping") {
+    numgap_test::temp_directory scratch;
+    mapped_file first = mapped_file::open(scratch.write("a.bin", std::string("abc")));
+    const std::byte* data = first.data();
+    mapped_file second = std::move(first);
+    CHECK(second.data() == data);
+    CHECK(second.size() == 3);
+    CHECK(first.data() == nullptr); // NOLINT(bugprone-use-after-move): moved-from state is specified
+    CHECK(first.size() == 0);
+    mapped_file third = mapped_file::open(scratch.write("b.bin", std::string("xy")));
+    third = std::move(second);
+    CHECK(third.size() == 3);
+    CHECK(third.data() == data);
+}
+
+TEST_CASE("mapped_file_errors_name_the_file_and_the_os_reason") {
+    numgap_test::temp_directory scratch;
+    const std::string missing = error_of([&] { (void)mapped_file::open(scratch / "missing.npy"); });
+    CHECK(contains(missing, "cannot open"));
+    CHECK(contains(missing, "missing.npy"));
+    CHECK(contains(missing, "No such file or directory"));
+    const std::string directory = error_of([&] { (void)mapped_file::open(scratch.path()); });
+    CHECK(contains(directory, scratch.path().string()));
+    CHECK(contains(directory, "not a regular file"));
+}

@@ -1,0 +1,281 @@
+// Pins down run directories: key discovery (nested .npy, .npz members, graph.json
+// entries), raw files, layout and quantization from graph.json, zero-copy vs
+// realigned vs inflated data, missing keys, every open/load error naming the
+// run, key and file, and write_npy -> load round trips.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <numgap/io/npy.hpp>
+#include <numgap/io/run_directory.hpp>
+
+#include "temp_directory.hpp"
+
+using numgap::dtype;
+using numgap::io::loaded_tensor;
+using numgap::io::run_directory;
+using numgap_test::contains;
+using numgap_test::error_of;
+
+namespace {
+
+template <class T>
+T at(const numgap::tensor_view& view, std::int64_t element) {
+    T value;
+    std::memcpy(&value, static_cast<const std::byte*>(view.data()) + element * std::int64_t(sizeof(T)), sizeof(T));
+    return value;
+}
+
+void write_floats(const std::filesystem::path& file, std::vector<float> values, std::vector<std::int64_t> shape) {
+    std::filesystem::create_directories(file.parent_path());
+    numgap::io::write_npy(file, values.data(), shape);
+}
+
+bool aligned(const numgap::tensor_view& view) {
+    return reinterpret_cast<std::uintptr_t>(view.data()) % numgap::size_of(view.type()) == 0;
+}
+
+} // namespace
+
+TEST_CASE("run_directory_discovers_nested_npy_files_without_graph_json") {
+    numgap_test::temp_directory run;
+    write_floats(run / "x.npy", {1, 2, 3}, {3});
+    write_floats(run / "block1/conv.npy", {4, 5}, {2});
+    write_floats(run / "block1/deeper/relu.npy", {6}, {1});
+    run.write("notes.txt", "not a tensor");
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(dir.path() == run.path());
+    CHECK(dir.keys() == std::vector<std::string>{"block1/conv", "block1/deeper/relu", "x"});
+    CHECK_FALSE(dir.manifest().has_graph);
+    CHECK(dir.manifest().tensors.size() == 3);
+    CHECK(dir.manifest().find_tensor("block1/conv")->file == "block1/conv.npy");
+    CHECK(dir.contains("x"));
+    CHECK_FALSE(dir.contains("notes"));
+    std::uint64_t sizes = 0;
+    for (const char* f : {"x.npy", "block1/conv.npy", "block1/deeper/relu.npy"})
+        sizes += std::filesystem::file_size(run / f);
+    CHECK(dir.total_bytes() == sizes);
+    const loaded_tensor conv = dir.load("block1/conv");
+    CHECK(conv.key() == "block1/conv");
+    CHECK(conv.file() == "block1/conv.npy");
+    CHECK(conv.view().name() == "block1/conv");
+    CHECK(at<float>(conv.view(), 1) == 5.0f);
+    CHECK_FALSE(conv.view().is_quantized());
+    CHECK_FALSE(conv.view().has_axis_order());
+}
+
+TEST_CASE("run_directory_loaded_tensor_survives_moves") {
+    numgap_test::temp_directory run;
+    write_floats(run / "k.npy", {7, 8}, {2});
+    const run_directory dir = run_directory::open(run.path());
+    std::vector<loaded_tensor> kept;
+    for (int i = 0; i < 20; ++i) kept.push_back(dir.load("k")); // reallocation moves them
+    loaded_tensor moved = std::move(kept.front());
+    CHECK(moved.view().name() == "k");
+    CHECK(at<float>(moved.view(), 1) == 8.0f);
+    CHECK(kept.back().view().name() == "k");
+}
+
+TEST_CASE("run_directory_graph_json_raw_files_layout_and_quantization") {
+    numgap_test::temp_directory run;
+    // NHWC uint8 storage of an NCHW tensor, per-tensor quantized.
+    std::string raw;
+    for (int i = 0; i < 2 * 3 * 4; ++i) raw += char(i);
+    run.write("out/conv1.raw", raw);
+    // Per-channel int8 weights as .npy, channels on stored dimension 0.
+    const std::array<std::int8_t, 6> weights{1, 2, 3, 4, 5, 6};
+    numgap::io::write_npy(run / "w.npy", numgap::tensor_view(weights.data(), {3, 2}));
+    run.write("graph.json", R"({
+  "nodes": [{"name": "conv1", "inputs": ["x", "w"]}],
+  "tensors": {
+    "conv1": {"file": "out/conv1.raw", "dtype": "uint8", "shape": [1, 2, 3, 4],
+              "axis_order": [0, 2, 3, 1], "scale": 0.0235, "zero_point": 128},
+    "w": {"scale": [0.5, 0.25, 0.125], "zero_point": [0, 1, -1], "quant_axis": 0}
+  }
+})");
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(dir.manifest().has_graph);
+    CHECK(dir.manifest().nodes.size() == 1);
+    CHECK(dir.keys() == std::vector<std::string>{"conv1", "w"});
+    CHECK_FALSE(dir.contains("x")); // listed by a node, no file: missing, not an error
+
+    const loaded_tensor conv = dir.load("conv1");
+    const numgap::tensor_view& view = conv.view();
+    CHECK(view.type() == dtype::uint8);
+    CHECK(view.rank() == 4);
+    CHECK(view.shape(3) == 4);
+    CHECK(at<std::uint8_t>(view, 23) == 23);
+    REQUIRE(view.has_axis_order());
+    CHECK(std::vector<std::int8_t>(view.axis_order().begin(), view.axis_order().end()) ==
+          std::vector<std::int8_t>{0, 2, 3, 1});
+    REQUIRE(view.is_quantized());
+    CHECK_FALSE(view.quant().per_channel());
+    CHECK(view.quant().scale == 0.0235f);
+    CHECK(view.quant().zero_point == 128);
+
+    const loaded_tensor w = dir.load("w");
+    REQUIRE(w.view().quant().per_channel());
+    CHECK(w.view().quant().axis == 0);
+    CHECK(std::vector<float>(w.view().quant().scales.begin(), w.view().quant().scales.end()) ==
+          std::vector<float>{0.5f, 0.25f, 0.125f});
+    CHECK(w.view().quant().zero_points[2] == -1);
+    CHECK(at<std::int8_t>(w.view(), 5) == 6);
+
+    const std::string missing = error_of([&] { (void)dir.load("x"); });
+    CHECK(contains(missing, run.path().string()));
+    CHECK(contains(missing, "has no tensor 'x'"));
+    CHECK(contains(missing, "no \"tensors\" entry in graph.json"));
+}
+
+TEST_CASE("run_directory_entries_rekey_files_and_conflicts_are_errors") {
+    numgap_test::temp_directory run;
+    write_floats(run / "dump/t0001.npy", {1}, {1});
+    run.write("graph.json", R"({"tensors": {"relu": {"file": "dump/t0001.npy"}}})");
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(dir.keys() == std::vector<std::string>{"relu"});
+    CHECK(at<float>(dir.load("relu").view(), 0) == 1.0f);
+
+    write_floats(run / "relu.npy", {2}, {1});
+    const std::string conflict = error_of([&] { (void)run_directory::open(run.path()); });
+    CHECK(contains(conflict, "graph.json"));
+    CHECK(contains(conflict, "tensor 'relu' is mapped to file 'dump/t0001.npy', but 'relu.npy' also exists"));
+}
+
+TEST_CASE("run_directory_open_errors_name_the_run_and_the_cause") {
+    numgap_test::temp_directory run;
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "nope"); }), "nope' does not exist"));
+    run.write("file.txt", "x");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "file.txt"); }),
+                   "file.txt' is neither a directory nor an .npz file"));
+
+    numgap_test::temp_directory bad_json;
+    bad_json.write("graph.json", "{\n  \"nodes\": [\n    {\"name\": \"a\"}\n    {\"name\": \"b\"}\n  ]\n}");
+    const std::string syntax = error_of([&] { (void)run_directory::open(bad_json.path()); });
+    CHECK(contains(syntax, (bad_json / "graph.json").string() + ":4:5: expected ',' or ']' after array element"));
+
+    numgap_test::temp_directory missing_file;
+    missing_file.write("graph.json", R"({"tensors": {"conv1": {"file": "out/conv1.raw", "dtype": "uint8", "shape": [4]}}})");
+    const std::string absent = error_of([&] { (void)run_directory::open(missing_file.path()); });
+    CHECK(contains(absent, "graph.json: tensor 'conv1': file 'out/conv1.raw' does not exist in run"));
+    missing_file.write("graph.json", R"({"tensors": {"conv1": {}}})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(missing_file.path()); }),
+                   "tensor 'conv1': file 'conv1.npy' does not exist"));
+    std::filesystem::create_directories(missing_file / "dir.npy");
+    missing_file.write("graph.json", R"({"tensors": {"d": {"file": "dir.npy"}}})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(missing_file.path()); }),
+                   "tensor 'd': file 'dir.npy' is not a regular file in run"));
+}
+
+TEST_CASE("run_directory_load_errors_name_run_key_file_and_reason") {
+    numgap_test::temp_directory run;
+    run.write("short.raw", std::string(10, '\0'));
+    run.write("noheader.bin", std::string(8, '\0'));
+    write_floats(run / "f.npy", {1, 2, 3, 4, 5, 6}, {2, 3});
+    const std::array<std::int8_t, 6> q{1, 2, 3, 4, 5, 6};
+    numgap::io::write_npy(run / "q.npy", numgap::tensor_view(q.data(), {2, 3}));
+    // A truncated .npy: the header promises 6 floats, 20 bytes of data remain.
+    std::vector<std::byte> truncated = numgap_test::read_bytes(run / "f.npy");
+    truncated.resize(truncated.size() - 4);
+    run.write("cut.npy", truncated);
+    run.write("graph.json", R"({"tensors": {
+      "short": {"file": "short.raw", "dtype": "float32", "shape": [3]},
+      "noheader": {"file": "noheader.bin", "dtype": "int8"},
+      "shape_mismatch": {"file": "f.npy", "shape": [3, 2]},
+      "dtype_mismatch": {"file": "f.npy", "dtype": "int32"},
+      "float_scaled": {"file": "f.npy", "scale": 0.5},
+      "order_rank": {"file": "f.npy", "axis_order": [2, 1, 0]},
+      "channels": {"file": "q.npy", "scale": [1, 2], "quant_axis": 1},
+      "axis_rank": {"file": "q.npy", "scale": [1, 2], "quant_axis": 4}
+    }})");
+    const run_directory dir = run_directory::open(run.path());
+    const auto load_error = [&](const std::string& key) { return error_of([&] { (void)dir.load(key); }); };
+
+    const std::string size = load_error("short");
+    CHECK(contains(size, "tensor 'short'"));
+    CHECK(contains(size, "short.raw' has 10 bytes but shape (3,) of float32 needs 12"));
+    CHECK(contains(load_error("noheader"), "noheader.bin' has no .npy header, so graph.json must give its \"dtype\" and \"shape\""));
+    CHECK(contains(load_error("shape_mismatch"), "graph.json gives shape (3, 2) but '"));
+    CHECK(contains(load_error("shape_mismatch"), "f.npy' stores shape (2, 3)"));
+    CHECK(contains(load_error("dtype_mismatch"), "declares dtype int32 but the file stores float32"));
+    CHECK(contains(load_error("float_scaled"), "stores float32, not an integer type"));
+    CHECK(contains(load_error("order_rank"), "axis_order of 3 entries but"));
+    CHECK(contains(load_error("channels"), "2 per-channel scales but dimension 1 of"));
+    CHECK(contains(load_error("channels"), "has 3 channels"));
+    CHECK(contains(load_error("axis_rank"), "quant_axis 4 but"));
+    const std::string cut = load_error("cut");
+    CHECK(contains(cut, "run '" + run.path().string() + "', tensor 'cut'"));
+    CHECK(contains(cut, "cut.npy': truncated .npy file"));
+    CHECK(contains(cut, "needs 24 bytes of data but the file has 20"));
+}
+
+TEST_CASE("run_directory_reads_npz_runs_zero_copy_realigned_and_inflated") {
+    const run_directory stored = run_directory::open(numgap_test::fixture("npz/stored.npz"));
+    CHECK(stored.keys() == std::vector<std::string>{"a", "block/b", "c"});
+    CHECK_FALSE(stored.manifest().has_graph);
+    CHECK(stored.manifest().find_tensor("block/b")->file == "block/b.npy");
+    const loaded_tensor a = stored.load("a");
+    CHECK(aligned(a.view())); // the fixture's float data sits at an odd archive offset
+    CHECK(a.view().shape(1) == 4);
+    for (int i = 0; i < 12; ++i) CHECK(at<float>(a.view(), i) == float(i) * 0.5f - 2.0f);
+    const loaded_tensor b = stored.load("block/b");
+    CHECK(b.view().type() == dtype::int8);
+    CHECK(at<std::int8_t>(b.view(), 0) == -4);
+    const loaded_tensor c = stored.load("c");
+    CHECK(c.view().rank() == 0);
+    CHECK(at<float>(c.view(), 0) == 3.5f);
+    CHECK(contains(error_of([&] { (void)stored.load("zz"); }), "has no tensor 'zz' (no member 'zz.npy')"));
+
+    const run_directory compressed = run_directory::open(numgap_test::fixture("npz/compressed.npz"));
+    CHECK(compressed.keys() == std::vector<std::string>{"big", "c", "small"});
+    const loaded_tensor big = compressed.load("big");
+    const std::vector<std::uint8_t> expected = numgap_test::lcg_bytes(65536);
+    REQUIRE(big.view().size() == 65536);
+    CHECK(std::memcmp(big.view().data(), expected.data(), expected.size()) == 0);
+    CHECK(compressed.total_bytes() > 65536);
+}
+
+TEST_CASE("run_directory_write_npy_load_round_trip_for_every_dtype") {
+    numgap_test::temp_directory run;
+    for (const dtype type : numgap::all_dtypes) {
+        std::vector<std::byte> data(4 * 5 * numgap::size_of(type));
+        for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(type == dtype::boolean ? i % 2 : i * 13 + 5);
+        numgap::io::write_npy(run / (std::string(numgap::name_of(type)) + ".npy"),
+                              numgap::tensor_view(data.data(), type, {4, 5}));
+    }
+    // Written bfloat16 is '<V2', readable once declared.
+    run.write("graph.json", R"({"tensors": {"bfloat16": {"dtype": "bfloat16"}}})");
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(dir.keys().size() == std::size(numgap::all_dtypes));
+    for (const dtype type : numgap::all_dtypes) {
+        CAPTURE(numgap::name_of(type));
+        const loaded_tensor t = dir.load(std::string(numgap::name_of(type)));
+        CHECK(t.view().type() == type);
+        CHECK(t.view().shape(0) == 4);
+        CHECK(t.view().shape(1) == 5);
+        CHECK(aligned(t.view()));
+        const auto* bytes = static_cast<const unsigned char*>(t.view().data());
+        for (std::size_t i = 0; i < 4 * 5 * numgap::size_of(type); ++i)
+            CHECK(bytes[i] == (type == dtype::boolean ? i % 2 : (i * 13 + 5) & 0xff));
+    }
+}
+
+TEST_CASE("run_directory_load_is_safe_from_several_threads") {
+    const run_directory dir = run_directory::open(numgap_test::fixture("npz/compressed.npz"));
+    const std::vector<std::uint8_t> expected = numgap_test::lcg_bytes(65536);
+    std::array<int, 4> matches{};
+    std::vector<std::thread> workers;
+    for (std::size_t w = 0; w < matches.size(); ++w)
+        workers.emplace_back([&, w] {
+            for (int i = 0; i < 3; ++i) {
+                const loaded_tensor big = dir.load("big");
+                matches[w] += std::memcmp(big.view().data(), expected.data(), expected.size()) == 0;
+            }
+        });
+    for (std::thread& worker : workers) worker.join();
+    for (int count : matches) CHECK(count == 3);
+}

@@ -1,0 +1,169 @@
+// Pins down graph.json parsing: the issue's example, every default, both
+// quantization forms, and one test per rejected input checking that the
+// message carries file:line:column, the node or tensor, and the reason.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <numgap/io/run_manifest.hpp>
+
+#include "temp_directory.hpp"
+
+using numgap::io::parse_run_manifest;
+using numgap::io::run_manifest;
+using numgap_test::contains;
+using numgap_test::error_of;
+
+namespace {
+std::string manifest_error(const std::string& text) {
+    return error_of([&] { (void)parse_run_manifest(text, "runs/ref/graph.json"); });
+}
+std::string tensor_error(const std::string& entry) {
+    return manifest_error("{\"tensors\": {\"t\": " + entry + "}}");
+}
+} // namespace
+
+TEST_CASE("run_manifest_parses_the_issue_example") {
+    const run_manifest m = parse_run_manifest(R"({
+  "nodes": [
+    {"name": "conv1", "op": "aten.convolution.default",
+     "inputs": ["x"], "outputs": ["conv1"], "debug_handles": [4, 5]}
+  ],
+  "tensors": {
+    "conv1": {"file": "out/conv1.raw", "dtype": "uint8", "shape": [1, 56, 56, 64],
+              "axis_order": [0, 2, 3, 1], "scale": 0.0235, "zero_point": 128}
+  }
+})",
+                                              "graph.json");
+    CHECK(m.has_graph);
+    REQUIRE(m.nodes.size() == 1);
+    const auto& node = m.nodes[0];
+    CHECK(node.name == "conv1");
+    CHECK(node.op == "aten.convolution.default");
+    CHECK(node.inputs == std::vector<std::string>{"x"});
+    CHECK(node.outputs == std::vector<std::string>{"conv1"});
+    CHECK(node.debug_handles == std::vector<std::int64_t>{4, 5});
+    const auto* t = m.find_tensor("conv1");
+    REQUIRE(t != nullptr);
+    CHECK(t->file == "out/conv1.raw");
+    CHECK(t->type == numgap::dtype::uint8);
+    CHECK(*t->shape == std::vector<std::int64_t>{1, 56, 56, 64});
+    CHECK(*t->axis_order == std::vector<int>{0, 2, 3, 1});
+    CHECK(t->quantized);
+    CHECK(t->quant_axis == -1);
+    CHECK(t->scales == std::vector<float>{0.0235f});
+    CHECK(t->zero_points == std::vector<std::int32_t>{128});
+}
+
+TEST_CASE("run_manifest_defaults") {
+    const run_manifest m = parse_run_manifest(
+        R"({"version": 1, "metadata": {"producer": "x"}, "nodes": [{"name": "relu", "metadata": 7}],
+            "tensors": {"b": {}, "a": {"dtype": "int8", "scale": 0.5}}})",
+        "graph.json");
+    CHECK(m.nodes[0].op.empty());
+    CHECK(m.nodes[0].inputs.empty());
+    CHECK(m.nodes[0].outputs == std::vector<std::string>{"relu"});
+    CHECK(m.nodes[0].debug_handles.empty());
+    REQUIRE(m.tensors.size() == 2);
+    CHECK(m.tensors[0].key == "a"); // sorted by key for find_tensor
+    CHECK(m.find_tensor("b")->file == "b.npy");
+    CHECK_FALSE(m.find_tensor("b")->quantized);
+    CHECK_FALSE(m.find_tensor("b")->type.has_value());
+    CHECK(m.find_tensor("a")->zero_points == std::vector<std::int32_t>{0});
+    CHECK(m.find_tensor("zzz") == nullptr);
+    const run_manifest explicit_empty = parse_run_manifest(R"({"nodes": [{"name": "n", "outputs": []}]})", "g");
+    CHECK(explicit_empty.nodes[0].outputs.empty());
+    CHECK_FALSE(run_manifest{}.has_graph);
+}
+
+TEST_CASE("run_manifest_per_channel_quantization") {
+    const run_manifest m = parse_run_manifest(
+        R"({"tensors": {
+            "w": {"dtype": "int8", "shape": [3, 2], "scale": [0.5, 0.25, 2], "zero_point": [1, -2, 3], "quant_axis": 0},
+            "v": {"scale": [0.5, 0.25], "zero_point": 4, "quant_axis": 1},
+            "u": {"scale": [0.5], "quant_axis": 0}}})",
+        "graph.json");
+    const auto* w = m.find_tensor("w");
+    CHECK(w->quant_axis == 0);
+    CHECK(w->scales == std::vector<float>{0.5f, 0.25f, 2.0f});
+    CHECK(w->zero_points == std::vector<std::int32_t>{1, -2, 3});
+    CHECK(m.find_tensor("v")->zero_points == std::vector<std::int32_t>{4, 4});
+    CHECK(m.find_tensor("u")->zero_points == std::vector<std::int32_t>{0});
+}
+
+TEST_CASE("run_manifest_rejects_bad_structure_with_location") {
+    CHECK(manifest_error("[1]") == "runs/ref/graph.json:1:1: expected an object at the top level, found an array");
+    CHECK(manifest_error("{\n \"node\": []}") ==
+          "runs/ref/graph.json:2:10: unknown top-level key \"node\" (expected \"nodes\", \"tensors\", \"version\" or "
+          "\"metadata\")");
+    CHECK(contains(manifest_error("{\"version\": 2}"), "runs/ref/graph.json:1:13: \"version\" must be 1"));
+    CHECK(contains(manifest_error("{\"nodes\": {}}"), "1:11: \"nodes\" must be an array, found an object"));
+    CHECK(contains(manifest_error("{\"nodes\": [3]}"), "node 0 must be an object, found a number"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"op\": \"add\"}]}"), "1:12: node 0 has no \"name\""));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"\"}]}"), "node 0: \"name\" is empty"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": 5}]}"), "node 0: \"name\" must be a string, found a number"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}"),
+                   "1:36: node 'a' appears twice"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\", \"op\": 1}]}"), "node 'a': \"op\" must be a string"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\", \"inputs\": \"x\"}]}"),
+                   "node 'a': \"inputs\" must be an array of strings, found a string"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\", \"outputs\": [1]}]}"),
+                   "node 'a': \"outputs\" must hold only strings, found a number"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\", \"debug_handles\": [1.5]}]}"),
+                   "node 'a': \"debug_handles\" must hold integers, found a non-integer number"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\", \"debug_handle\": [1]}]}"),
+                   "node 'a': unknown key \"debug_handle\""));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\",\n \"x\": [}]}"), "runs/ref/graph.json:2:8: expected a JSON value"));
+}
+
+TEST_CASE("run_manifest_rejects_inconsistent_graphs") {
+    CHECK(contains(manifest_error(R"({"nodes": [{"name": "a"}, {"name": "b", "outputs": ["a"]}]})"),
+                   "node 'b': tensor 'a' is already an output of node 'a'"));
+    CHECK(contains(manifest_error(R"({"nodes": [{"name": "a", "inputs": ["b"]}, {"name": "b"}]})"),
+                   "node 'a' reads tensor 'b', which node 'b' produces later in the list"));
+    CHECK(contains(manifest_error(R"({"nodes": [{"name": "a", "inputs": ["a"]}]})"),
+                   "node 'a' reads tensor 'a', which node 'a' produces itself"));
+    // Graph inputs have no producer and are fine.
+    CHECK(manifest_error(R"({"nodes": [{"name": "a", "inputs": ["x"]}, {"name": "b", "inputs": ["a", "x"]}]})") ==
+          "<no numgap::error>");
+}
+
+TEST_CASE("run_manifest_rejects_bad_tensor_entries_naming_the_tensor") {
+    CHECK(contains(manifest_error("{\"tensors\": []}"), "\"tensors\" must be an object keyed by tensor key"));
+    CHECK(contains(manifest_error("{\"tensors\": {\"t\": 1}}"), "tensor 't' must be an object, found a number"));
+    CHECK(contains(manifest_error("{\"tensors\": {\"\": {}}}"), "\"tensors\" has an empty key"));
+    CHECK(contains(tensor_error(R"({"zero_pont": 3})"), "1:33: tensor 't': unknown key \"zero_pont\""));
+    CHECK(contains(tensor_error(R"({"file": 3})"), "tensor 't': \"file\" must be a string"));
+    CHECK(contains(tensor_error(R"({"file": ""})"), "tensor 't': \"file\" is empty"));
+    CHECK(contains(tensor_error(R"({"dtype": "int64"})"), "tensor 't': unknown dtype \"int64\""));
+    CHECK(contains(tensor_error(R"({"shape": [2, -1]})"), "tensor 't': \"shape\" value -1 is outside"));
+    CHECK(contains(tensor_error(R"({"shape": [1,1,1,1,1,1,1,1,1]})"), "tensor 't': \"shape\" has rank 9, above"));
+    CHECK(contains(tensor_error(R"({"shape": "2x3"})"), "\"shape\" must be an array of integers, found a string"));
+    CHECK(contains(tensor_error(R"({"axis_order": [0, 0, 1]})"), "tensor 't': \"axis_order\" must be a permutation of 0..2"));
+    CHECK(contains(tensor_error(R"({"axis_order": [0, 3]})"), "must be a permutation of 0..1"));
+    CHECK(contains(tensor_error(R"({"axis_order": [1, 0], "shape": [1, 2, 3]})"),
+                   "\"axis_order\" has 2 entries but \"shape\" has rank 3"));
+}
+
+TEST_CASE("run_manifest_rejects_bad_quantization_naming_the_tensor") {
+    CHECK(contains(tensor_error(R"({"scale": 0})"), "tensor 't': \"scale\" 0 must be finite and non-zero"));
+    CHECK(contains(tensor_error(R"({"scale": 1e39})"), "must be finite and non-zero (as a float32)"));
+    CHECK(contains(tensor_error(R"({"scale": "1"})"), "\"scale\" must be a number or an array of numbers, found a string"));
+    CHECK(contains(tensor_error(R"({"scale": 1, "zero_point": 2147483648})"), "\"zero_point\" value 2147483648 is outside"));
+    CHECK(contains(tensor_error(R"({"scale": 1, "zero_point": 1.5})"), "\"zero_point\" must hold integers"));
+    CHECK(contains(tensor_error(R"({"zero_point": 3})"), "tensor 't': \"zero_point\" is given without \"scale\""));
+    CHECK(contains(tensor_error(R"({"quant_axis": 0})"), "\"quant_axis\" is given without \"scale\""));
+    CHECK(contains(tensor_error(R"({"scale": 1, "quant_axis": 0})"), "\"quant_axis\" needs per-channel \"scale\""));
+    CHECK(contains(tensor_error(R"({"scale": 1, "zero_point": [1]})"), "\"zero_point\" is an array but \"scale\" is a single number"));
+    CHECK(contains(tensor_error(R"({"scale": [1, 2]})"), "per-channel \"scale\" (an array) needs \"quant_axis\""));
+    CHECK(contains(tensor_error(R"({"scale": [], "quant_axis": 0})"), "\"scale\" is an empty array"));
+    CHECK(contains(tensor_error(R"({"scale": [1, 2], "zero_point": [0], "quant_axis": 0})"),
+                   "\"zero_point\" has 1 entries but \"scale\" has 2"));
+    CHECK(contains(tensor_error(R"({"scale": [1, 2], "quant_axis": 1, "shape": [2, 3]})"),
+                   "tensor 't': \"scale\" has 2 entries but dimension 1 of \"shape\" has 3"));
+    CHECK(contains(tensor_error(R"({"scale": [1, 2], "quant_axis": 2, "shape": [2, 3]})"),
+                   "\"quant_axis\" 2 is not a dimension of shape of rank 2"));
+    CHECK(contains(tensor_error(R"({"dtype": "float32", "scale": 0.5})"),
+                   "tensor 't': \"scale\" is given but dtype float32 is not an integer type"));
+}
