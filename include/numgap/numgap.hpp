@@ -2,4 +2,6 @@
 // numgap: find where a neural network's numbers go wrong. The umbrella header;
 // each part also has its own aggregate header.
 #include <numgap/core.hpp>
+#include <numgap/kernels.hpp>
+#include <numgap/metric.hpp>
 #include <numgap/io.hpp>

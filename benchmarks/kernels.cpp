@@ -1,0 +1,290 @@
+// Fused metric kernel benchmarks (issue: "Kernels: one pass, SIMD, accurate").
+// For each dtype pair (f32/f32, f32/f16, f32/bf16, f32/u8 quantized, f32/f32
+// with an NHWC target) and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
+// one binary so ratios are side by side:
+//   BM_fused_<pair>_<arch>      validate + plan + one fused pass computing
+//                               cosine + atol + mse + max_abs, per kernel arch
+//                               this CPU can run (scalar fallback included);
+//   BM_evaluate_<pair>          the same through the public evaluate() API
+//                               (metric_set, results, no side statistics);
+//   BM_scalar_loops_<pair>      a plain scalar loop per metric, as a user
+//                               writes it by hand: cosine's three sums in
+//                               one loop, then one loop each for atol, mse
+//                               and max_abs, double accumulators, the target
+//                               converted inline with the dtype known at
+//                               compile time (no per-element dispatch);
+//   BM_xtensor_<pair>           one xtensor expression per metric (f32/f32);
+//   BM_bandwidth_<pair>         a read-only two-stream loop over the same
+//                               bytes, reading both buffers concurrently with
+//                               the widest loads of the best architecture this
+//                               CPU runs (kernel_table::read_two_streams, the
+//                               same dispatch as the fused kernel; the arch is
+//                               the benchmark's label): the memory-bandwidth
+//                               ceiling.
+// Bytes processed count both inputs as stored (e.g. 5 bytes per element for
+// f32/u8). Build: see the report / README; run single-threaded.
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <xtensor/xadapt.hpp>
+#include <xtensor/xmath.hpp>
+#include <xtensor/xreducer.hpp>
+
+
+#include <numgap/kernels/dispatch.hpp>
+#include <numgap/kernels/pair_plan.hpp>
+#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/metric.hpp>
+
+namespace {
+
+enum class pair_kind { f32, f16, bf16, u8, nhwc };
+constexpr pair_kind all_kinds[] = {pair_kind::f32, pair_kind::f16, pair_kind::bf16, pair_kind::u8, pair_kind::nhwc};
+constexpr std::int64_t sizes[] = {1 << 10, 1 << 12, 1 << 16, 1 << 20, 1 << 26};
+constexpr float u8_scale = 0.02f;
+constexpr std::int32_t u8_zero_point = 128;
+constexpr std::int64_t nhwc_channels = 16;
+
+const char* name_of(pair_kind kind) {
+    switch (kind) {
+    case pair_kind::f32: return "f32_f32";
+    case pair_kind::f16: return "f32_f16";
+    case pair_kind::bf16: return "f32_bf16";
+    case pair_kind::u8: return "f32_u8q";
+    case pair_kind::nhwc: return "f32_f32nhwc";
+    }
+    return "?";
+}
+
+std::size_t target_bytes(pair_kind kind) {
+    return kind == pair_kind::f16 || kind == pair_kind::bf16 ? 2 : kind == pair_kind::u8 ? 1 : 4;
+}
+
+// One allocation per (pair, size), touched once so page faults stay out of the timings.
+struct pair_data {
+    std::vector<float> reference;
+    std::vector<float> target_f32;
+    std::vector<numgap::float16> target_f16;
+    std::vector<numgap::bfloat16> target_bf16;
+    std::vector<std::uint8_t> target_u8;
+    std::int64_t shape[4]{};
+    std::int64_t stored_shape[4]{};
+    numgap::tensor_view reference_view, target_view;
+};
+
+pair_data& data_for(pair_kind kind, std::int64_t n) {
+    static std::map<std::pair<int, std::int64_t>, std::unique_ptr<pair_data>> cache;
+    auto& slot = cache[{int(kind), n}];
+    if (slot) return *slot;
+    slot = std::make_unique<pair_data>();
+    pair_data& d = *slot;
+    std::mt19937 generator(1);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    d.reference.resize(std::size_t(n));
+    for (auto& x : d.reference) x = normal(generator);
+    auto perturbed = [&](std::size_t i) { return d.reference[i] * 1.001f + 0.001f; };
+    switch (kind) {
+    case pair_kind::f32:
+    case pair_kind::nhwc:
+        d.target_f32.resize(std::size_t(n));
+        for (std::size_t i = 0; i < d.target_f32.size(); ++i) d.target_f32[i] = perturbed(i);
+        break;
+    case pair_kind::f16:
+        d.target_f16.resize(std::size_t(n));
+        for (std::size_t i = 0; i < d.target_f16.size(); ++i) d.target_f16[i] = numgap::to_float16(perturbed(i));
+        break;
+    case pair_kind::bf16:
+        d.target_bf16.resize(std::size_t(n));
+        for (std::size_t i = 0; i < d.target_bf16.size(); ++i) d.target_bf16[i] = numgap::to_bfloat16(perturbed(i));
+        break;
+    case pair_kind::u8:
+        d.target_u8.resize(std::size_t(n));
+        for (std::size_t i = 0; i < d.target_u8.size(); ++i)
+            d.target_u8[i] = std::uint8_t(std::clamp(std::lround(perturbed(i) / u8_scale) + u8_zero_point, 0L, 255L));
+        break;
+    }
+    if (kind == pair_kind::nhwc) {
+        // Reference NCHW [1, C, H, W]; target stored NHWC [1, H, W, C].
+        const std::int64_t spatial = n / nhwc_channels, h = 1 << (std::countr_zero(std::uint64_t(spatial)) / 2),
+                           w = spatial / h;
+        const std::int64_t logical[4] = {1, nhwc_channels, h, w}, stored[4] = {1, h, w, nhwc_channels};
+        std::copy(logical, logical + 4, d.shape);
+        std::copy(stored, stored + 4, d.stored_shape);
+        d.reference_view = numgap::tensor_view(d.reference.data(), std::span<const std::int64_t>(d.shape));
+        d.target_view = numgap::tensor_view(d.target_f32.data(), std::span<const std::int64_t>(d.stored_shape));
+        d.target_view.with_axis_order({0, 2, 3, 1});
+        return d;
+    }
+    d.shape[0] = n;
+    const std::span<const std::int64_t> shape(d.shape, 1);
+    d.reference_view = numgap::tensor_view(d.reference.data(), shape);
+    switch (kind) {
+    case pair_kind::f32: d.target_view = numgap::tensor_view(d.target_f32.data(), shape); break;
+    case pair_kind::f16: d.target_view = numgap::tensor_view(d.target_f16.data(), numgap::dtype::float16, shape); break;
+    case pair_kind::bf16: d.target_view = numgap::tensor_view(d.target_bf16.data(), numgap::dtype::bfloat16, shape); break;
+    case pair_kind::u8:
+        d.target_view = numgap::tensor_view(d.target_u8.data(), shape);
+        d.target_view.with_quantization(numgap::quantization::per_tensor(u8_scale, u8_zero_point));
+        break;
+    default: break;
+    }
+    return d;
+}
+
+void set_counters(benchmark::State& state, pair_kind kind, std::int64_t n) {
+    state.SetItemsProcessed(state.iterations() * n);
+    state.SetBytesProcessed(state.iterations() * n * std::int64_t(4 + target_bytes(kind)));
+}
+
+void fused(benchmark::State& state, pair_kind kind, numgap::kernels::kernel_table table) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(kind, n);
+    const numgap::kernels::kernel_options options{}; // moments: cosine, atol, mse, max_abs
+    for (auto _ : state) {
+        numgap::validate_pair(d.reference_view, d.target_view);
+        auto plan = numgap::kernels::make_pair_plan(d.reference_view, d.target_view);
+        plan.widen_f32 = table.widen_f32;
+        plan.transpose_f32 = table.transpose_f32;
+        numgap::kernels::pair_moments moments;
+        numgap::kernels::for_each_block<float>(plan, 0, plan.count, [&](std::span<const float> r, std::span<const float> t) {
+            table.block_f32(r.data(), t.data(), r.size(), options, moments);
+        });
+        double values[4] = {numgap::cosine{}.from_moments(moments), numgap::atol{}.from_moments(moments),
+                            numgap::mse{}.from_moments(moments), numgap::max_abs{}.from_moments(moments)};
+        benchmark::DoNotOptimize(values);
+    }
+    set_counters(state, kind, n);
+}
+
+void evaluate_api(benchmark::State& state, pair_kind kind) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(kind, n);
+    numgap::metric_set set;
+    set.add(numgap::cosine{}).add(numgap::atol{}).add(numgap::mse{}).add(numgap::max_abs{});
+    for (auto _ : state) {
+        auto result = numgap::evaluate(d.reference_view, d.target_view, set, {1, false});
+        benchmark::DoNotOptimize(result.metrics.data());
+    }
+    set_counters(state, kind, n);
+}
+
+// What a user writes by hand: one loop per metric, dequantizing inline.
+template <class Load>
+void scalar_loops(benchmark::State& state, pair_kind kind, Load load) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(kind, n);
+    const float* r = d.reference.data();
+    for (auto _ : state) {
+        double dot = 0, rr = 0, tt = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const float t = load(d, i);
+            dot += double(r[i]) * t;
+            rr += double(r[i]) * r[i];
+            tt += double(t) * t;
+        }
+        const double cosine = dot / std::sqrt(rr * tt);
+        double abs_sum = 0;
+        for (std::int64_t i = 0; i < n; ++i) abs_sum += std::fabs(double(r[i]) - load(d, i));
+        double square_sum = 0;
+        for (std::int64_t i = 0; i < n; ++i) {
+            const double diff = double(r[i]) - load(d, i);
+            square_sum += diff * diff;
+        }
+        double max_abs = 0;
+        for (std::int64_t i = 0; i < n; ++i) max_abs = std::max(max_abs, std::fabs(double(r[i]) - load(d, i)));
+        double values[4] = {cosine, abs_sum / double(n), square_sum / double(n), max_abs};
+        benchmark::DoNotOptimize(values);
+    }
+    set_counters(state, kind, n);
+}
+
+void add_sizes(benchmark::internal::Benchmark* b) {
+    b->ArgName("n");
+    for (const std::int64_t n : sizes) b->Arg(n);
+    b->Unit(benchmark::kMicrosecond);
+}
+
+template <pair_kind Kind>
+float load_target(const pair_data& d, std::int64_t i) {
+    if constexpr (Kind == pair_kind::f32) return d.target_f32[std::size_t(i)];
+    else if constexpr (Kind == pair_kind::f16) return numgap::to_float(d.target_f16[std::size_t(i)]);
+    else if constexpr (Kind == pair_kind::bf16) return numgap::to_float(d.target_bf16[std::size_t(i)]);
+    else if constexpr (Kind == pair_kind::u8) return u8_scale * float(std::int32_t(d.target_u8[std::size_t(i)]) - u8_zero_point);
+    else {
+        // Reference index i = (c * H + y) * W + x maps to NHWC ((y * W + x) * C + c).
+        const std::int64_t spatial = i % (d.shape[2] * d.shape[3]), c = i / (d.shape[2] * d.shape[3]);
+        return d.target_f32[std::size_t(spatial * nhwc_channels + c)];
+    }
+}
+
+template <pair_kind Kind>
+void register_scalar_loops() {
+    add_sizes(benchmark::RegisterBenchmark((std::string("BM_scalar_loops_") + name_of(Kind)).c_str(),
+                                           [](benchmark::State& s) {
+                                               scalar_loops(s, Kind, [](const pair_data& d, std::int64_t i) { return load_target<Kind>(d, i); });
+                                           }));
+}
+
+void xtensor_expressions(benchmark::State& state) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(pair_kind::f32, n);
+    const std::vector<std::size_t> shape = {std::size_t(n)};
+    auto r = xt::adapt(d.reference.data(), std::size_t(n), xt::no_ownership(), shape);
+    auto t = xt::adapt(d.target_f32.data(), std::size_t(n), xt::no_ownership(), shape);
+    for (auto _ : state) {
+        const double cosine = double(xt::sum(r * t)()) / std::sqrt(double(xt::sum(r * r)()) * double(xt::sum(t * t)()));
+        const double atol = double(xt::mean(xt::abs(r - t))());
+        const double mse = double(xt::mean(xt::square(r - t))());
+        const double max_abs = double(xt::amax(xt::abs(r - t))());
+        double values[4] = {cosine, atol, mse, max_abs};
+        benchmark::DoNotOptimize(values);
+    }
+    set_counters(state, pair_kind::f32, n);
+}
+
+void bandwidth(benchmark::State& state, pair_kind kind) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(kind, n);
+    const std::size_t bytes = std::size_t(n) * target_bytes(kind);
+    const numgap::kernels::kernel_table table = numgap::kernels::active_kernels();
+    for (auto _ : state) {
+        std::uint64_t folded = table.read_two_streams(d.reference.data(), std::size_t(n) * 4, d.target_view.data(), bytes);
+        benchmark::DoNotOptimize(folded);
+    }
+    state.SetLabel(table.arch_name);
+    set_counters(state, kind, n);
+}
+
+int register_all() {
+    for (const pair_kind kind : all_kinds) {
+        const std::string pair = name_of(kind);
+        for (const auto& table : numgap::kernels::available_kernels())
+            add_sizes(benchmark::RegisterBenchmark(("BM_fused_" + pair + "_" + table.arch_name).c_str(),
+                                                   [kind, table](benchmark::State& s) { fused(s, kind, table); }));
+        add_sizes(benchmark::RegisterBenchmark(("BM_evaluate_" + pair).c_str(),
+                                               [kind](benchmark::State& s) { evaluate_api(s, kind); }));
+        add_sizes(benchmark::RegisterBenchmark(("BM_bandwidth_" + pair).c_str(),
+                                               [kind](benchmark::State& s) { bandwidth(s, kind); }));
+    }
+    register_scalar_loops<pair_kind::f32>();
+    register_scalar_loops<pair_kind::f16>();
+    register_scalar_loops<pair_kind::bf16>();
+    register_scalar_loops<pair_kind::u8>();
+    register_scalar_loops<pair_kind::nhwc>();
+    add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
+    return 0;
+}
+
+const int registered = register_all();
+
+} // namespace
+
+BENCHMARK_MAIN();

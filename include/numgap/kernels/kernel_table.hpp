@@ -1,0 +1,152 @@
+#pragma once
+// kernel_table: the fused kernel's entry points for one architecture, as plain
+// function pointers, so the evaluation layer can pick an architecture at run
+// time and tests can run every available one side by side.
+// make_kernel_table<Arch>() instantiates them for Arch in the calling
+// translation unit (which must be compiled with Arch's flags).
+// widen_f32 converts a contiguous run of float16 / bfloat16 / 8- and 16-bit
+// integers (optionally dequantized per tensor) to float32; it is the same
+// scalar source as the portable path, compiled in the architecture's
+// translation unit so the compiler vectorises it with that instruction set,
+// except float16 on AVX-512 and on AVX2 with F16C (-mf16c), which use the
+// hardware conversion (vcvtph2ps, exact like to_float; vectors holding a NaN
+// take the portable conversion so NaN payloads stay bit-identical).
+// transpose_f32 is transpose_tile (transposed layouts, pair_plan.hpp) and
+// read_two_streams the bandwidth ceiling of the benchmarks, both per arch.
+// Complexity: O(1). Throws: nothing.
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <numgap/core/config.hpp>
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/half.hpp>
+
+#include <numgap/kernels/fused_kernel.hpp>
+#include <numgap/kernels/kernel_options.hpp>
+#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/kernels/read_two_streams.hpp>
+#include <numgap/kernels/transpose_tile.hpp>
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace numgap::kernels {
+
+struct kernel_table {
+    const char* arch_name = "none";
+    void (*block_f32)(const float*, const float*, std::size_t, const kernel_options&,
+                      pair_moments&) noexcept = nullptr;
+    void (*block_f64)(const double*, const double*, std::size_t, const kernel_options&,
+                      pair_moments&) noexcept = nullptr;
+    void (*widen_f32)(const void*, dtype, std::size_t, bool quantized, float scale, std::int32_t zero_point,
+                      float*) noexcept = nullptr;
+    void (*transpose_f32)(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols, float* out,
+                          std::int64_t out_stride) noexcept = nullptr;
+    std::uint64_t (*read_two_streams)(const void* first, std::size_t first_bytes, const void* second,
+                                      std::size_t second_bytes) noexcept = nullptr;
+};
+
+namespace detail {
+template <class Arch, class T>
+void block_entry(const T* reference, const T* target, std::size_t n, const kernel_options& options,
+                 pair_moments& moments) noexcept {
+    accumulate_pair_block(Arch{}, reference, target, n, options, moments);
+}
+// Hardware float16 conversion of whole vectors; returns how many elements it
+// converted (a multiple of the vector width; the caller converts the rest).
+template <class Arch>
+std::size_t widen_float16_hardware([[maybe_unused]] const float16* source, [[maybe_unused]] std::size_t n,
+                                   [[maybe_unused]] float* out) noexcept {
+    [[maybe_unused]] auto portable = [&](std::size_t from, std::size_t count) {
+        for (std::size_t k = from; k < from + count; ++k) out[k] = to_float(source[k]);
+    };
+#if defined(__AVX512F__)
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+        const __m256i magnitude_mask = _mm256_set1_epi16(0x7fff), infinity = _mm256_set1_epi16(0x7c00);
+        std::size_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const __m256i halves = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(source + i));
+            // Magnitudes stay below 0x8000, so the signed compare is exact.
+            const __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(halves, magnitude_mask), infinity);
+            if (_mm256_testz_si256(nan, nan))
+                _mm512_storeu_ps(out + i, _mm512_cvtph_ps(halves));
+            else
+                portable(i, 16); // vcvtph2ps would set the quiet bit of a signalling NaN
+        }
+        return i;
+    }
+#endif
+#if defined(__F16C__) && defined(__AVX__)
+    if constexpr (std::is_base_of_v<xsimd::avx, Arch>) {
+        const __m128i magnitude_mask = _mm_set1_epi16(0x7fff), infinity = _mm_set1_epi16(0x7c00);
+        std::size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + i));
+            const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(halves, magnitude_mask), infinity);
+            if (_mm_movemask_epi8(nan) == 0)
+                _mm256_storeu_ps(out + i, _mm256_cvtph_ps(halves));
+            else
+                portable(i, 8);
+        }
+        return i;
+    }
+#endif
+    return 0;
+}
+
+template <class Arch, class Source>
+void widen_typed(const Source* source, std::size_t n, bool quantized, float scale, std::int32_t zero_point,
+                 float* out) noexcept {
+    if constexpr (std::is_same_v<Source, float16> || std::is_same_v<Source, bfloat16>) {
+        std::size_t i = 0;
+        if constexpr (std::is_same_v<Source, float16>) i = widen_float16_hardware<Arch>(source, n, out);
+        for (; i < n; ++i) out[i] = to_float(source[i]);
+    } else {
+        if (quantized)
+            for (std::size_t i = 0; i < n; ++i) out[i] = scale * float(std::int32_t(source[i]) - zero_point);
+        else
+            for (std::size_t i = 0; i < n; ++i) out[i] = float(source[i]);
+    }
+}
+
+// Arch only selects the translation unit (and hence the instruction set).
+template <class Arch>
+void widen_entry(const void* source, dtype type, std::size_t n, bool quantized, float scale,
+                 std::int32_t zero_point, float* out) noexcept {
+    switch (type) {
+    case dtype::float16: return widen_typed<Arch>(static_cast<const float16*>(source), n, quantized, scale, zero_point, out);
+    case dtype::bfloat16: return widen_typed<Arch>(static_cast<const bfloat16*>(source), n, quantized, scale, zero_point, out);
+    case dtype::int8: return widen_typed<Arch>(static_cast<const std::int8_t*>(source), n, quantized, scale, zero_point, out);
+    case dtype::uint8: return widen_typed<Arch>(static_cast<const std::uint8_t*>(source), n, quantized, scale, zero_point, out);
+    case dtype::int16: return widen_typed<Arch>(static_cast<const std::int16_t*>(source), n, quantized, scale, zero_point, out);
+    case dtype::uint16: return widen_typed<Arch>(static_cast<const std::uint16_t*>(source), n, quantized, scale, zero_point, out);
+    default: NUMGAP_ASSERT(false && "widen_f32 handles 16-bit floats and 8/16-bit integers only");
+    }
+}
+template <class Arch>
+void transpose_entry(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols, float* out,
+                     std::int64_t out_stride) noexcept {
+    transpose_tile(Arch{}, in, in_stride, rows, cols, out, out_stride);
+}
+template <class Arch>
+std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, const void* second,
+                                 std::size_t second_bytes) noexcept {
+    return read_two_streams(Arch{}, first, first_bytes, second, second_bytes);
+}
+} // namespace detail
+
+// True for the dtypes kernel_table::widen_f32 accepts.
+constexpr bool widens_to_f32(dtype type) noexcept {
+    return type == dtype::float16 || type == dtype::bfloat16 || type == dtype::int8 || type == dtype::uint8 ||
+           type == dtype::int16 || type == dtype::uint16;
+}
+
+template <class Arch>
+kernel_table make_kernel_table() noexcept {
+    return {Arch::name(), &detail::block_entry<Arch, float>, &detail::block_entry<Arch, double>,
+            &detail::widen_entry<Arch>, &detail::transpose_entry<Arch>, &detail::read_streams_entry<Arch>};
+}
+
+} // namespace numgap::kernels

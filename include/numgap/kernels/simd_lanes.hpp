@@ -1,0 +1,108 @@
+#pragma once
+// detail::lanes<Arch, T>: the handful of vector operations the fused kernels
+// need, over xsimd batches for real architectures and over plain scalars for
+// scalar_arch, so one kernel source serves every path.
+// Why not plain xsimd::fma: xsimd 8.1's fma on AVX-512 batches is not emitted
+// as a fused instruction by clang 14, so AVX-512 goes through the intrinsic.
+// Why pin(): GCC 12 folds loads into memory operands and then re-loads the same
+// batch for every use; an empty asm forces the value into one register.
+// Complexity: O(1) per call. Throws: nothing.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include <numgap/kernels/scalar_arch.hpp>
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace numgap::kernels::detail {
+
+template <class Arch, class T>
+struct lanes {
+    using batch = xsimd::batch<T, Arch>;
+    static constexpr std::size_t width = batch::size;
+    // Registers decide how many independent accumulator sets fit: 32 vector
+    // registers (AVX-512, NEON64) hold four sets of six sums plus temporaries,
+    // 16 (SSE2, AVX2) hold two without spilling; two sets of six distinct
+    // sums are already twelve independent chains, enough to hide FMA latency.
+    static constexpr int accumulator_sets =
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+        std::is_base_of_v<xsimd::avx512f, Arch> ? 4 : 2;
+#else
+        4;
+#endif
+
+    static batch load(const T* pointer) noexcept { return batch::load_unaligned(pointer); }
+    static batch splat(T value) noexcept { return batch(value); }
+    static batch fma(const batch& a, const batch& b, const batch& c) noexcept {
+#if defined(__x86_64__) || defined(_M_X64)
+        if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+            if constexpr (std::is_same_v<T, float>)
+                return batch(_mm512_fmadd_ps(a, b, c));
+            else
+                return batch(_mm512_fmadd_pd(a, b, c));
+        } else
+#endif
+            return xsimd::fma(a, b, c);
+    }
+    static batch abs(const batch& x) noexcept { return xsimd::abs(x); }
+    static batch max(const batch& a, const batch& b) noexcept { return xsimd::max(a, b); }
+    static batch min(const batch& a, const batch& b) noexcept { return xsimd::min(a, b); }
+    template <class Mask>
+    static batch select(const Mask& mask, const batch& a, const batch& b) noexcept {
+        return xsimd::select(mask, a, b);
+    }
+    // Not x != x: xsimd's != on AVX-512 is an ordered compare, false for NaN.
+    static auto is_nan(const batch& x) noexcept { return xsimd::isnan(x); }
+    static void pin([[maybe_unused]] batch& value) noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+        asm("" : "+v"(value.data));
+#endif
+    }
+    // Rounding in float here is bounded by log2(width) ulps of a chunk sum,
+    // which the float64 accumulation across chunks keeps negligible.
+    static double sum(const batch& x) noexcept { return double(xsimd::hadd(x)); }
+    static T maximum(const batch& x) noexcept {
+        alignas(64) std::array<T, width> values;
+        x.store_aligned(values.data());
+        T best = values[0];
+        for (std::size_t i = 1; i < width; ++i) best = values[i] > best ? values[i] : best;
+        return best;
+    }
+    static T minimum(const batch& x) noexcept {
+        alignas(64) std::array<T, width> values;
+        x.store_aligned(values.data());
+        T best = values[0];
+        for (std::size_t i = 1; i < width; ++i) best = values[i] < best ? values[i] : best;
+        return best;
+    }
+};
+
+template <class T>
+struct lanes<scalar_arch, T> {
+    using batch = T;
+    static constexpr std::size_t width = 1;
+    static constexpr int accumulator_sets = 4;
+
+    static batch load(const T* pointer) noexcept { return *pointer; }
+    static batch splat(T value) noexcept { return value; }
+    static batch fma(T a, T b, T c) noexcept { return a * b + c; }
+    static batch abs(T x) noexcept { return std::fabs(x); }
+    static batch max(T a, T b) noexcept { return a > b ? a : b; }
+    static batch min(T a, T b) noexcept { return a < b ? a : b; }
+    static batch select(bool mask, T a, T b) noexcept { return mask ? a : b; }
+    static bool is_nan(T x) noexcept { return std::isnan(x); }
+    static void pin(T&) noexcept {}
+    static double sum(T x) noexcept { return double(x); }
+    static T maximum(T x) noexcept { return x; }
+    static T minimum(T x) noexcept { return x; }
+};
+
+} // namespace numgap::kernels::detail

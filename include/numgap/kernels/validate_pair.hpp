@@ -1,0 +1,120 @@
+#pragma once
+// validate_view / validate_pair: the single API-boundary check before any
+// kernel runs. Rejects, with a numgap::error naming the tensor(s) and the
+// reason: unknown dtypes, null data, empty tensors, an axis_order that is not a
+// permutation, quantization on a non-integer dtype, a zero or non-finite scale,
+// a per-channel axis out of range or whose parameter count differs from the
+// axis length; and for pairs, shapes (after axis_order) that differ, and
+// comparing bool with a non-bool dtype (a mask against numbers is a matching
+// mistake, not a numerical difference).
+// Complexity: O(rank + channels). Throws: numgap::error.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/core/tensor_view.hpp>
+
+namespace numgap {
+
+namespace detail {
+
+template <class Values>
+std::string format_list(const Values& values) {
+    std::string text = "[";
+    bool first = true;
+    for (const auto value : values) {
+        if (!first) text += ", ";
+        text += std::to_string(std::int64_t(value));
+        first = false;
+    }
+    return text + "]";
+}
+
+inline bool known_dtype(dtype type) noexcept {
+    for (const dtype candidate : all_dtypes)
+        if (candidate == type) return true;
+    return false;
+}
+
+} // namespace detail
+
+// role: "reference", "target" or "" (single view), used in the messages.
+inline void validate_view(const tensor_view& view, std::string_view role = {}) {
+    // Built only when an error is thrown: this runs on every evaluate() call.
+    const auto who_text = [&] { return (role.empty() ? std::string() : std::string(role) + " ") + view.describe(); };
+    if (!detail::known_dtype(view.type()))
+        throw error(who_text() + " has an unknown dtype code " + std::to_string(int(view.type())));
+    if (view.size() == 0)
+        throw error(who_text() + " is empty (shape " + detail::format_list(view.shape()) +
+                    "); there is nothing to compare");
+    if (view.data() == nullptr) throw error(who_text() + " has no data (null pointer)");
+    if (view.has_axis_order()) {
+        bool seen[max_rank] = {};
+        for (const std::int8_t axis : view.axis_order()) {
+            if (axis < 0 || axis >= view.rank() || seen[axis])
+                throw error(who_text() + " has axis_order " + detail::format_list(view.axis_order()) +
+                            ", which is not a permutation of 0.." + std::to_string(view.rank() - 1));
+            seen[axis] = true;
+        }
+    }
+    if (!view.is_quantized()) return;
+    const quantization& q = view.quant();
+    if (!is_integer(view.type()))
+        throw error(who_text() + " carries quantization parameters but has dtype " +
+                    std::string(name_of(view.type())) + "; only integer dtypes can be quantized");
+    auto check_scale = [&](float scale, const std::string& label) {
+        if (!std::isfinite(scale) || scale == 0.0f)
+            throw error(who_text() + " has quantization " + label + " " + std::to_string(scale) +
+                        "; a scale must be finite and non-zero");
+    };
+    if (!q.per_channel()) {
+        check_scale(q.scale, "scale");
+        return;
+    }
+    if (q.axis < 0 || q.axis >= view.rank())
+        throw error(who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) +
+                    ", out of range for rank " + std::to_string(view.rank()));
+    const std::int64_t channels = view.shape(q.axis);
+    if (std::int64_t(q.scales.size()) != channels)
+        throw error(who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) +
+                    " with " + std::to_string(q.scales.size()) + " scales, but that axis has " +
+                    std::to_string(channels) + " elements");
+    if (!q.zero_points.empty() && std::int64_t(q.zero_points.size()) != channels)
+        throw error(who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) +
+                    " with " + std::to_string(q.zero_points.size()) +
+                    " zero points, but that axis has " + std::to_string(channels) + " elements");
+    for (std::size_t c = 0; c < q.scales.size(); ++c)
+        if (!std::isfinite(q.scales[c]) || q.scales[c] == 0.0f) check_scale(q.scales[c], "scale[" + std::to_string(c) + "]");
+}
+
+inline void validate_pair(const tensor_view& reference, const tensor_view& target) {
+    validate_view(reference, "reference");
+    validate_view(target, "target");
+    const auto reference_shape = reference.logical_shape();
+    const auto target_shape = target.logical_shape();
+    bool same = reference.rank() == target.rank();
+    for (int d = 0; same && d < reference.rank(); ++d) same = reference_shape[std::size_t(d)] == target_shape[std::size_t(d)];
+    if (!same) {
+        auto logical = [](const tensor_view& view, const std::array<std::int64_t, max_rank>& shape) {
+            std::string text = detail::format_list(std::span<const std::int64_t>(shape.data(), std::size_t(view.rank())));
+            if (view.has_axis_order())
+                text += " (stored " + detail::format_list(view.shape()) + " with axis_order " +
+                        detail::format_list(view.axis_order()) + ")";
+            return text;
+        };
+        throw error("reference " + reference.describe() + " has shape " + logical(reference, reference_shape) +
+                    " but target " + target.describe() + " has shape " + logical(target, target_shape) +
+                    " in reference order (" + std::to_string(reference.size()) + " vs " +
+                    std::to_string(target.size()) + " elements)");
+    }
+    if ((reference.type() == dtype::boolean) != (target.type() == dtype::boolean))
+        throw error("cannot compare reference " + reference.describe() + " (" +
+                    std::string(name_of(reference.type())) + ") with target " + target.describe() +
+                    " (" + std::string(name_of(target.type())) +
+                    "): a bool tensor can only be compared with another bool tensor");
+}
+
+} // namespace numgap

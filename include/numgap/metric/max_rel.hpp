@@ -1,0 +1,33 @@
+#pragma once
+// max_rel: max |r - t| / max(|r|, tiny), tiny = FLT_MIN (1.17549435e-38, the
+// smallest normal float32), so a zero reference element reports its absolute
+// difference scaled by 1/FLT_MIN instead of dividing by zero. Lower is better;
+// no default rule. Each ratio is rounded once in the block's precision (float32
+// for float32 inputs: within 2^-23 relative of a long-double reference).
+// Zero vectors: 0. Empty: NaN. NaN: any NaN difference makes it NaN (fails),
+// detected as for max_abs. Inf: +Inf difference over finite |r| gives +Inf;
+// over infinite |r| it gives NaN per IEEE (Inf / Inf).
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <string_view>
+
+#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/metric/fused_builtin.hpp>
+#include <numgap/metric/rule.hpp>
+
+namespace numgap {
+
+struct max_rel : detail::fused_builtin<max_rel> {
+    static constexpr std::string_view name = "max_rel";
+    static constexpr direction better = direction::lower_is_better;
+    static constexpr std::optional<pass_rule> default_rule = std::nullopt;
+    static constexpr unsigned kernel_features = kernels::kernel_feature::closeness;
+
+    double from_moments(const kernels::pair_moments& m) const noexcept {
+        if (m.count == 0 || std::isnan(m.sum_abs_diff)) return std::numeric_limits<double>::quiet_NaN();
+        return m.max_relative_diff;
+    }
+};
+
+} // namespace numgap

@@ -1,0 +1,18 @@
+// What a user writes after find_package(numgap) / add_subdirectory(numgap).
+#include <cstdio>
+#include <span>
+#include <vector>
+
+#include <numgap/numgap.hpp>
+
+int main() {
+    const std::vector<float> reference{1.0f, 2.0f, 3.0f, 4.0f};
+    const std::vector<float> target{1.0f, 2.0f, 3.0f, 4.5f};
+    const numgap::evaluation result =
+        numgap::evaluate(numgap::tensor_view(std::span<const float>(reference)),
+                         numgap::tensor_view(std::span<const float>(target)),
+                         numgap::metric_set::defaults());
+    for (const numgap::metric_result& metric : result.metrics)
+        std::printf("%s %.9g %s\n", metric.name.c_str(), metric.value, metric.passed ? "pass" : "fail");
+    return 0;
+}

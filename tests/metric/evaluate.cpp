@@ -1,0 +1,361 @@
+// Pins evaluate() (metric/evaluate.hpp): every built-in against the
+// long-double oracle through the runtime path, side statistics, threads,
+// mixed dtypes and dequantization, axis_order and strides, float64 pairs,
+// user metrics in the fused pass, and every bad-input error.
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <numgap/kernels/copy_as_float.hpp>
+#include <numgap/kernels/scalar_reference.hpp>
+#include <numgap/metric.hpp>
+
+#include "test_support.hpp"
+
+using namespace numgap_test;
+
+namespace {
+
+struct random_pair {
+    std::vector<float> reference, target;
+};
+
+random_pair make_pair(std::size_t n, unsigned seed, float noise = 0.01f) {
+    std::mt19937 generator(seed);
+    std::normal_distribution<float> normal(0.1f, 1.0f);
+    random_pair pair{std::vector<float>(n), std::vector<float>(n)};
+    for (std::size_t i = 0; i < n; ++i) {
+        pair.reference[i] = normal(generator);
+        pair.target[i] = pair.reference[i] + noise * normal(generator);
+    }
+    return pair;
+}
+
+bool close_value(double a, double b) {
+    return same_value(a, b) || std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
+}
+
+numgap::metric_set all_builtins() {
+    numgap::metric_set set;
+    for (const std::string_view name : numgap::builtin_metric_names()) set.add_builtin(name);
+    return set;
+}
+
+void check_against_oracle(const numgap::evaluation& e, const std::vector<float>& r, const std::vector<float>& t,
+                          std::size_t row_length) {
+    const auto oracle = numgap::kernels::scalar_reference<float>(r, t);
+    auto value = [&](std::string_view name) {
+        const auto* result = e.find(name);
+        REQUIRE(result != nullptr);
+        return result->value;
+    };
+    CHECK(1.0 - value("cosine") == doctest::Approx(double(oracle.one_minus_cosine())).epsilon(1e-6));
+    CHECK(value("atol") == doctest::Approx(double(oracle.atol())).epsilon(1e-7));
+    CHECK(value("mse") == doctest::Approx(double(oracle.mse())).epsilon(1e-7));
+    CHECK(value("max_abs") == double(float(oracle.max_abs())));
+    CHECK(value("l1") == doctest::Approx(double(oracle.l1())).epsilon(1e-7));
+    CHECK(value("snr_db") == doctest::Approx(double(oracle.snr_db())).epsilon(1e-7));
+    CHECK(value("psnr_db") == doctest::Approx(double(oracle.psnr_db())).epsilon(1e-7));
+    CHECK(value("norm_l2") == doctest::Approx(double(oracle.norm_l2())).epsilon(1e-7));
+    CHECK(value("max_rel") == doctest::Approx(double(oracle.max_rel())).epsilon(3e-7));
+    CHECK(value("allclose") == doctest::Approx(double(oracle.allclose())).epsilon(1e-12));
+    CHECK(value("kl_div") ==
+          doctest::Approx(double(numgap::kernels::kl_div_reference<float>(r, t, row_length))).epsilon(1e-9));
+    CHECK(value("topk") == double(numgap::kernels::topk_reference<float>(r, t, row_length, 1)));
+    CHECK(e.reference.min == double(oracle.reference.min));
+    CHECK(e.target.max == double(oracle.target.max));
+    // The mean of zero-centred data cancels; its error is bounded relative to the spread.
+    CHECK(std::fabs(e.reference.mean - double(oracle.reference.mean)) <= 1e-7 * double(oracle.reference.std));
+    CHECK(e.target.std == doctest::Approx(double(oracle.target.std)).epsilon(1e-7));
+    CHECK(e.count == std::int64_t(r.size()));
+}
+
+} // namespace
+
+TEST_CASE("every built-in through evaluate() matches the long-double oracle, 1 and 3 threads") {
+    const std::size_t rows = 1501, columns = 200; // 300200 elements: several threads and a ragged end
+    const auto pair = make_pair(rows * columns, 11);
+    const numgap::tensor_view r(pair.reference.data(), {std::int64_t(rows), std::int64_t(columns)});
+    const numgap::tensor_view t(pair.target.data(), {std::int64_t(rows), std::int64_t(columns)});
+    for (const int threads : {1, 3}) {
+        CAPTURE(threads);
+        const auto e = numgap::evaluate(r, t, all_builtins(), {threads, true});
+        REQUIRE(e.metrics.size() == 12);
+        check_against_oracle(e, pair.reference, pair.target, columns);
+        CHECK(e.metrics[0].name == "cosine"); // order kept
+    }
+}
+
+TEST_CASE("results are the same for any thread count up to rounding of the float64 merge") {
+    const auto pair = make_pair(1 << 20, 12);
+    const numgap::tensor_view r{std::span<const float>(pair.reference)}, t{std::span<const float>(pair.target)};
+    const auto one = numgap::evaluate(r, t, numgap::metric_set::defaults(), {1, true});
+    for (const int threads : {2, 4, 7}) {
+        const auto many = numgap::evaluate(r, t, numgap::metric_set::defaults(), {threads, true});
+        for (std::size_t i = 0; i < one.metrics.size(); ++i)
+            CHECK(many.metrics[i].value == doctest::Approx(one.metrics[i].value).epsilon(1e-13));
+        CHECK(many.reference.std == doctest::Approx(one.reference.std).epsilon(1e-12));
+    }
+    CHECK_THROWS_WITH_AS(numgap::evaluate(r, t, numgap::metric_set::defaults(), {0, true}),
+                         doctest::Contains("threads"), numgap::error);
+}
+
+TEST_CASE("defaults() is cosine, atol, mse; passed() and find() report them") {
+    const std::vector<float> r = {1, 2, 3}, t = {1, 2, 3.001f};
+    const numgap::tensor_view rv{std::span<const float>(r)}, tv{std::span<const float>(t)};
+    const auto e = numgap::evaluate(rv, tv, numgap::metric_set::defaults());
+    CHECK(numgap::metric_set::defaults().names() == std::vector<std::string>{"cosine", "atol", "mse"});
+    CHECK(e.passed());
+    CHECK(e.find("mse") != nullptr);
+    CHECK(e.find("snr_db") == nullptr);
+    numgap::metric_set strict;
+    strict.add_builtin("mse", numgap::parse_pass_rule("< 1e-9"));
+    CHECK_FALSE(numgap::evaluate(rv, tv, strict).passed());
+}
+
+TEST_CASE("side statistics count NaN and Inf per side; the NaN fails every metric") {
+    const std::vector<float> r = {1, nan_f, 3, inf_f, -inf_f, -inf_f}, t = {1, 2, 3, 4, 5, 6};
+    const numgap::tensor_view rv{std::span<const float>(r)}, tv{std::span<const float>(t)};
+    const auto e = numgap::evaluate(rv, tv, all_builtins());
+    CHECK(e.reference.nan_count == 1);
+    CHECK(e.reference.positive_inf_count == 1);
+    CHECK(e.reference.negative_inf_count == 2);
+    CHECK(e.reference.finite_count() == 2);
+    CHECK(e.reference.mean == 2.0);
+    CHECK(e.target.nan_count == 0);
+    CHECK(e.target.std == doctest::Approx(std::sqrt(17.5 / 6.0)));
+    for (const auto& result : e.metrics) {
+        CAPTURE(result.name);
+        CHECK(std::isnan(result.value));
+        CHECK_FALSE(result.passed);
+    }
+    const auto without = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, false});
+    CHECK(without.reference.count == 6);
+    CHECK(std::isnan(without.reference.mean));
+}
+
+TEST_CASE("all non-finite side: statistics are NaN, counts are exact") {
+    const std::vector<float> r = {nan_f, nan_f}, t = {1, 2};
+    const numgap::tensor_view rv{std::span<const float>(r)}, tv{std::span<const float>(t)};
+    const auto e = numgap::evaluate(rv, tv, numgap::metric_set::defaults());
+    CHECK(e.reference.nan_count == 2);
+    CHECK(std::isnan(e.reference.min));
+    CHECK(std::isnan(e.reference.std));
+}
+
+TEST_CASE("mixed dtypes: float16, bfloat16, quantized uint8/int8/int16, raw ints agree with evaluating the dequantized floats") {
+    const std::size_t channels = 3, spatial = 1000;
+    const auto pair = make_pair(channels * spatial, 13, 0.05f);
+    const std::int64_t shape[] = {std::int64_t(channels), std::int64_t(spatial)};
+    const numgap::tensor_view r(pair.reference.data(), std::span<const std::int64_t>(shape));
+    auto expect_same = [&](const numgap::tensor_view& target, const std::vector<float>& dequantized) {
+        const numgap::tensor_view plain(dequantized.data(), std::span<const std::int64_t>(shape));
+        const auto got = numgap::evaluate(r, target, all_builtins());
+        const auto want = numgap::evaluate(r, plain, all_builtins());
+        for (std::size_t i = 0; i < got.metrics.size(); ++i) {
+            CAPTURE(got.metrics[i].name);
+            // Per-channel axes are not coalesced, so chunk boundaries (and
+            // float32 partial-sum rounding: a few float32 ulps for 3000
+            // elements, averaging out for large n) differ from the
+            // flat tensor's; the oracle check below pins the accuracy.
+            CHECK(close_value(got.metrics[i].value, want.metrics[i].value));
+        }
+        CHECK(got.target.mean == doctest::Approx(want.target.mean).epsilon(1e-6));
+        check_against_oracle(got, pair.reference, dequantized, spatial);
+    };
+    SUBCASE("float16") {
+        std::vector<numgap::float16> half(pair.target.size());
+        std::vector<float> exact(half.size());
+        for (std::size_t i = 0; i < half.size(); ++i) {
+            half[i] = numgap::to_float16(pair.target[i]);
+            exact[i] = numgap::to_float(half[i]);
+        }
+        expect_same(numgap::tensor_view(half.data(), numgap::dtype::float16, std::span<const std::int64_t>(shape)), exact);
+    }
+    SUBCASE("bfloat16") {
+        std::vector<numgap::bfloat16> half(pair.target.size());
+        std::vector<float> exact(half.size());
+        for (std::size_t i = 0; i < half.size(); ++i) {
+            half[i] = numgap::to_bfloat16(pair.target[i]);
+            exact[i] = numgap::to_float(half[i]);
+        }
+        expect_same(numgap::tensor_view(half.data(), numgap::dtype::bfloat16, std::span<const std::int64_t>(shape)), exact);
+    }
+    SUBCASE("uint8, per-tensor scale and zero point") {
+        const float scale = 0.03f;
+        const std::int32_t zero_point = 128;
+        std::vector<std::uint8_t> q(pair.target.size());
+        std::vector<float> exact(q.size());
+        for (std::size_t i = 0; i < q.size(); ++i) {
+            q[i] = std::uint8_t(std::clamp(std::lround(pair.target[i] / scale) + zero_point, 0L, 255L));
+            exact[i] = scale * float(std::int32_t(q[i]) - zero_point);
+        }
+        numgap::tensor_view t(q.data(), std::span<const std::int64_t>(shape));
+        t.with_quantization(numgap::quantization::per_tensor(scale, zero_point));
+        expect_same(t, exact);
+    }
+    SUBCASE("int8, per-channel along the outer axis; int16 per-channel along the inner axis") {
+        const float scales[] = {0.02f, 0.03f, 0.05f};
+        const std::int32_t zero_points[] = {-3, 0, 4};
+        std::vector<std::int8_t> q(pair.target.size());
+        std::vector<float> exact(q.size());
+        for (std::size_t c = 0; c < channels; ++c)
+            for (std::size_t s = 0; s < spatial; ++s) {
+                const std::size_t i = c * spatial + s;
+                q[i] = std::int8_t(std::clamp(std::lround(pair.target[i] / scales[c]) + zero_points[c], -128L, 127L));
+                exact[i] = scales[c] * float(std::int32_t(q[i]) - zero_points[c]);
+            }
+        numgap::tensor_view t(q.data(), std::span<const std::int64_t>(shape));
+        t.with_quantization(numgap::quantization::along(0, scales, zero_points));
+        expect_same(t, exact);
+
+        std::vector<float> inner_scales(spatial);
+        std::vector<std::int16_t> q16(pair.target.size());
+        for (std::size_t s = 0; s < spatial; ++s) inner_scales[s] = 1e-3f * float(1 + s % 7);
+        for (std::size_t i = 0; i < q16.size(); ++i) {
+            const float scale = inner_scales[i % spatial];
+            q16[i] = std::int16_t(std::lround(pair.target[i] / scale));
+            exact[i] = scale * float(q16[i]);
+        }
+        numgap::tensor_view t16(q16.data(), std::span<const std::int64_t>(shape));
+        t16.with_quantization(numgap::quantization::along(1, inner_scales));
+        expect_same(t16, exact);
+    }
+    SUBCASE("raw int32 and uint16 without quantization compare their integer values") {
+        std::vector<std::int32_t> ints(pair.target.size());
+        std::vector<std::uint16_t> shorts(pair.target.size());
+        std::vector<float> exact(ints.size()), exact_shorts(ints.size());
+        for (std::size_t i = 0; i < ints.size(); ++i) {
+            ints[i] = std::int32_t(std::lround(pair.target[i] * 3));
+            exact[i] = float(ints[i]);
+            shorts[i] = std::uint16_t(i % 5);
+            exact_shorts[i] = float(shorts[i]);
+        }
+        expect_same(numgap::tensor_view(ints.data(), std::span<const std::int64_t>(shape)), exact);
+        expect_same(numgap::tensor_view(shorts.data(), std::span<const std::int64_t>(shape)), exact_shorts);
+    }
+}
+
+TEST_CASE("bool tensors compare as 0/1 with each other") {
+    const bool r[] = {true, false, true, true}, t[] = {true, true, true, false};
+    const auto e = numgap::evaluate(numgap::tensor_view(r, {4}), numgap::tensor_view(t, {4}), all_builtins());
+    CHECK(e.find("atol")->value == 0.5);
+    CHECK(e.find("max_abs")->value == 1.0);
+}
+
+TEST_CASE("an NHWC target through axis_order equals comparing against the materialised NCHW tensor") {
+    const std::int64_t n = 2, c = 5, h = 7, w = 9;
+    const auto pair = make_pair(std::size_t(n * c * h * w), 14);
+    std::vector<float> nhwc(pair.target.size());
+    for (std::int64_t in = 0; in < n; ++in)
+        for (std::int64_t ic = 0; ic < c; ++ic)
+            for (std::int64_t ih = 0; ih < h; ++ih)
+                for (std::int64_t iw = 0; iw < w; ++iw)
+                    nhwc[std::size_t(((in * h + ih) * w + iw) * c + ic)] = pair.target[std::size_t(((in * c + ic) * h + ih) * w + iw)];
+    const numgap::tensor_view r(pair.reference.data(), {n, c, h, w});
+    numgap::tensor_view t(nhwc.data(), {n, h, w, c});
+    t.with_axis_order({0, 2, 3, 1});
+    const auto got = numgap::evaluate(r, t, all_builtins());
+    check_against_oracle(got, pair.reference, pair.target, std::size_t(w));
+    std::vector<float> copied(nhwc.size());
+    numgap::copy_as_float(t, copied);
+    CHECK(copied == pair.target);
+}
+
+TEST_CASE("strided (non-contiguous) views, including a reversed axis, are gathered correctly") {
+    // Reference: every other column of a 40 x 64 buffer; target: columns in reverse order.
+    const std::int64_t rows = 40, columns = 32;
+    const auto pair = make_pair(std::size_t(rows * columns), 15);
+    std::vector<float> wide(std::size_t(rows * columns * 2), 1e9f), reversed(pair.target.size());
+    for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t j = 0; j < columns; ++j) {
+            wide[std::size_t(i * columns * 2 + j * 2)] = pair.reference[std::size_t(i * columns + j)];
+            reversed[std::size_t(i * columns + (columns - 1 - j))] = pair.target[std::size_t(i * columns + j)];
+        }
+    const std::int64_t shape[] = {rows, columns}, wide_strides[] = {columns * 2, 2}, reversed_strides[] = {columns, -1};
+    const numgap::tensor_view r(wide.data(), std::span<const std::int64_t>(shape), std::span<const std::int64_t>(wide_strides));
+    const numgap::tensor_view t(reversed.data() + (columns - 1), std::span<const std::int64_t>(shape),
+                                std::span<const std::int64_t>(reversed_strides));
+    check_against_oracle(numgap::evaluate(r, t, all_builtins()), pair.reference, pair.target, std::size_t(columns));
+}
+
+TEST_CASE("float64 pairs are compared in float64: a 1e-12 difference is not rounded away") {
+    std::vector<double> r(5000), t(5000);
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        r[i] = 1.0 + 1e-3 * double(i);
+        t[i] = r[i] + 1e-12;
+    }
+    const auto e = numgap::evaluate(numgap::tensor_view(std::span<const double>(r)),
+                                    numgap::tensor_view(std::span<const double>(t)), all_builtins());
+    const auto oracle = numgap::kernels::scalar_reference<double>(r, t);
+    CHECK(e.find("atol")->value == doctest::Approx(double(oracle.atol())).epsilon(1e-3));
+    CHECK(e.find("atol")->value > 0);
+    CHECK(e.find("snr_db")->value == doctest::Approx(double(oracle.snr_db())).epsilon(1e-6));
+    CHECK(e.reference.mean == doctest::Approx(double(oracle.reference.mean)).epsilon(1e-14));
+}
+
+namespace {
+struct sum_of_target { // tier-2 user metric riding the fused pass
+    static constexpr std::string_view name = "sum_of_target";
+    static constexpr numgap::direction better = numgap::direction::higher_is_better;
+    static constexpr std::optional<numgap::pass_rule> default_rule = std::nullopt;
+    using state_type = double;
+    void accumulate(state_type& s, std::span<const float>, std::span<const float> t) const {
+        for (const float x : t) s += double(x);
+    }
+    void merge(state_type& s, const state_type& o) const { s += o; }
+    double finalize(const state_type& s) const { return s; }
+};
+struct throws_on_negative {
+    static constexpr std::string_view name = "throws_on_negative";
+    static constexpr numgap::direction better = numgap::direction::higher_is_better;
+    static constexpr std::optional<numgap::pass_rule> default_rule = std::nullopt;
+    using state_type = int;
+    void accumulate(state_type&, std::span<const float> r, std::span<const float>) const {
+        for (const float x : r)
+            if (x < -4.5f) throw std::runtime_error("negative value seen");
+    }
+    void merge(state_type&, const state_type&) const {}
+    double finalize(const state_type&) const { return 0; }
+};
+} // namespace
+
+TEST_CASE("user reduction metrics see every element once, across threads and for float64 pairs") {
+    const std::size_t n = 300000;
+    std::vector<float> r(n, 1.0f), t(n, 2.0f);
+    std::vector<double> rd(n, 1.0), td(n, 2.0);
+    numgap::metric_set set;
+    set.add(sum_of_target{}).add(numgap::mse{});
+    for (const int threads : {1, 4}) {
+        const auto e = numgap::evaluate(numgap::tensor_view(std::span<const float>(r)),
+                                        numgap::tensor_view(std::span<const float>(t)), set, {threads, true});
+        CHECK(e.find("sum_of_target")->value == 2.0 * double(n));
+        CHECK(e.find("mse")->value == 1.0);
+        const auto wide = numgap::evaluate(numgap::tensor_view(std::span<const double>(rd)),
+                                           numgap::tensor_view(std::span<const double>(td)), set, {threads, true});
+        CHECK(wide.find("sum_of_target")->value == 2.0 * double(n));
+    }
+}
+
+TEST_CASE("an exception from a user metric on a worker thread reaches the caller") {
+    std::vector<float> r(400000, 0.0f), t(400000, 0.0f);
+    r.back() = -5.0f; // only the last thread's range sees it
+    numgap::metric_set set;
+    set.add(throws_on_negative{});
+    CHECK_THROWS_WITH_AS(numgap::evaluate(numgap::tensor_view(std::span<const float>(r)),
+                                          numgap::tensor_view(std::span<const float>(t)), set, {4, true}),
+                         "negative value seen", std::runtime_error);
+}
+
+TEST_CASE("add_builtin rejects unknown names listing the valid ones") {
+    numgap::metric_set set;
+    CHECK_THROWS_WITH_AS(set.add_builtin("cosin"), doctest::Contains("'cosin'"), numgap::error);
+    CHECK_THROWS_WITH_AS(set.add_builtin("cosin"), doctest::Contains("cosine, atol, mse"), numgap::error);
+    CHECK(set.add_builtin("topk").add_builtin("kl_div").size() == 2);
+}
