@@ -4,4 +4,6 @@
 #include <numgap/core.hpp>
 #include <numgap/kernels.hpp>
 #include <numgap/metric.hpp>
+#include <numgap/graph.hpp>
+#include <numgap/match.hpp>
 #include <numgap/io.hpp>

@@ -1,0 +1,65 @@
+#pragma once
+// numgap::common_name_normalizer: a ready-made name normaliser for
+// match_options::normalize_name that undoes the renamings exporters and
+// backends commonly apply to tensor and node names:
+//   - output-index suffixes: "_output_0", ":0", "@0", ".out0", "_out0";
+//   - sanitised separators: '/', '.', ':', '-', ' ' all become '_', and runs
+//     of '_' collapse ("layer1/conv" ~ "layer1.conv" ~ "layer1_conv");
+//   - leading/trailing '_' are dropped;
+//   - optionally (case_sensitive = false) letter case.
+// It maps names; uniqueness is up to the graphs (two names that normalise to
+// the same key make match_by_name throw, naming both).
+// O(length of name); never throws except std::bad_alloc.
+#include <cctype>
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace numgap {
+
+struct common_name_normalizer {
+    bool case_sensitive = true;
+
+    std::string operator()(std::string_view name) const {
+        std::string key;
+        key.reserve(name.size());
+        append_to(name, key);
+        return key;
+    }
+
+    // Appends the key of `name` to `out` (what operator() returns, without
+    // a string of its own): match_by_name recognises this normaliser and
+    // writes keys straight into its arena, one allocation fewer per node.
+    void append_to(std::string_view name, std::string& out) const {
+        name = strip_output_suffix(name);
+        const std::size_t start = out.size();
+        for (char c : name) {
+            const bool separator = c == '/' || c == '.' || c == ':' || c == '-' || c == ' ' || c == '_';
+            if (separator) {
+                if (out.size() > start && out.back() != '_') out.push_back('_');
+            } else {
+                out.push_back(case_sensitive ? c : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+            }
+        }
+        while (out.size() > start && out.back() == '_') out.pop_back();
+    }
+
+private:
+    // Drops one trailing "<marker><digits>" output-index suffix.
+    static std::string_view strip_output_suffix(std::string_view name) {
+        std::size_t digits = 0;
+        while (digits < name.size() && std::isdigit(static_cast<unsigned char>(name[name.size() - 1 - digits])))
+            ++digits;
+        if (digits == 0) return name;
+        const std::string_view head = name.substr(0, name.size() - digits);
+        for (std::string_view marker : {std::string_view("_output_"), std::string_view(":"),
+                                        std::string_view("@"), std::string_view(".out"),
+                                        std::string_view("_out")}) {
+            if (head.size() > marker.size() && head.ends_with(marker))
+                return head.substr(0, head.size() - marker.size());
+        }
+        return name;
+    }
+};
+
+} // namespace numgap

@@ -1,0 +1,483 @@
+#pragma once
+// numgap::match_by_structure(reference, target, options, prior): aligns two
+// graphs that share neither names nor handles, using topology, op
+// compatibility, output shapes and already-matched neighbours as anchors.
+// Groups get strategy "structure" and the pair's score as confidence.
+//
+// Algorithm (one pass over the reference in topological order, so every node
+// sees its producers decided; near-linear):
+//   - Anchors: nodes matched by `prior` map to their group's target output
+//     node. Reference graph inputs (no producers) are aligned with the
+//     target's unmatched inputs in topological order (a monotone greedy walk
+//     that skips incompatible ones).
+//   - Every reference node r has a "flow": the target nodes where its value
+//     lives. A matched node flows at its image. An unmatched one (deleted by
+//     the backend, or replaced by an op nothing recognises) flows where its
+//     producers flow and, unless it is a passthrough op, also at its
+//     "stand-ins": the op-incompatible, non-passthrough nodes its search met
+//     where its counterpart should have been (except those that fit one of
+//     its consumers: they hold the consumer's value, not r's), and at its
+//     "displaced" nodes: op-compatible non-passthrough nodes its search met
+//     already taken by an earlier decision (which may have taken r's
+//     counterpart by mistake). So its consumers still find their
+//     counterparts, directly, behind the replacement, or behind a node a
+//     wrong early decision took: the walk re-anchors downstream instead of
+//     stalling (a folded batch_norm taking a later conv+bn node used to
+//     leave the rest of a CNN unmatched).
+//   - Candidates for r: the unmatched consumers of its producers' flow,
+//     walking through up to options.max_passthrough_depth unmatched
+//     passthrough target nodes (inserted quantize/dequantize, casts,
+//     permutes, reshapes, identities), visiting at most 256 nodes.
+//   - Score in [0, 1] = 0.5 * producer consistency (share of r's producers
+//     whose flow reaches the candidate's inputs through passthrough nodes;
+//     3/4 credit through one unmatched replaced op; divided by the larger
+//     of the two arities)
+//     + 0.3 * op agreement (options.ops_equivalent gates: incompatible ops
+//     are never paired; then 1 same family, 0.8 first part of a fused name,
+//     0.6 compatible or unknown, 0.4 a later part of a fused name)
+//     + 0.2 * shape agreement (1 equal, 0.9 equal up to a layout
+//     permutation, 0.5 unknown or same element count; 0 and a 0.3 penalty
+//     when the element counts differ).
+//     The best candidate scoring at least options.min_structure_confidence
+//     wins; ties go to the earliest target node in topological order (so
+//     parallel siblings keep their order).
+//   - Fusion: r may instead join the target node `host` computing one of its
+//     producers p (p matched in this pass, r p's only consumer,
+//     options.can_fuse(op(r), op(host))). A fused name ("conv+bn+relu") must
+//     list r as its next uncovered part (agreement 1, and it wins ties); a
+//     plain host takes what the fusion rule allows (agreement 0.6). An
+//     absorbed node also keeps its stand-ins in its flow, since a replaced
+//     op would explain the same picture.
+//   - Nodes still unmatched are reported unmatched; the walk never stops at
+//     the first mismatch.
+// What it does not find: a reference op decomposed into several
+// non-passthrough target ops (layer_norm -> mean/sub/...): debug handles
+// express that; structure leaves such a node unmatched and finds what
+// follows behind its stand-ins. Being a greedy pass, one wrong early
+// decision still costs the few nodes around it (their counterparts are
+// taken), but no longer what follows.
+//
+// Requires numgap::graph for both types; uses op types and output shapes
+// when the types provide them (op-less graphs match on topology and shapes
+// alone). Complexity O((N + E) · k) with k bounded by the candidate cap,
+// plus the cost of the predicates. Throws numgap::error on a cycle, a
+// dangling producer index or an invalid prior.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ranges>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <numgap/graph/concepts.hpp>
+#include <numgap/graph/consumer_lists.hpp>
+#include <numgap/match/canonical_op.hpp>
+#include <numgap/match/default_fusion_rule.hpp>
+#include <numgap/match/default_op_equivalence.hpp>
+#include <numgap/match/default_passthrough_op.hpp>
+#include <numgap/match/detail/match_context.hpp>
+#include <numgap/match/match_options.hpp>
+#include <numgap/match/match_result.hpp>
+
+namespace numgap {
+namespace detail {
+
+inline constexpr std::size_t no_node = static_cast<std::size_t>(-1);
+
+// 1 equal, 0.9 permuted, 0.5 unknown / same element count, 0 different count.
+inline double shape_agreement(const std::optional<shape_type>& a, const std::optional<shape_type>& b) {
+    if (!a || !b) return 0.5;
+    if (*a == *b) return 1.0;
+    auto sorted_a = *a, sorted_b = *b;
+    std::sort(sorted_a.begin(), sorted_a.end());
+    std::sort(sorted_b.begin(), sorted_b.end());
+    if (sorted_a == sorted_b) return 0.9;
+    auto count = [](const shape_type& shape) {
+        std::int64_t elements = 1;
+        for (auto dim : shape) elements *= dim;
+        return elements;
+    };
+    return count(*a) == count(*b) ? 0.5 : 0.0;
+}
+
+template <class G>
+struct node_attributes {
+    std::vector<std::string> op;
+    std::vector<std::string> family;
+    std::vector<std::vector<std::string>> parts; // families of a fused op's parts (empty otherwise)
+    std::vector<char> passthrough;
+    std::vector<std::optional<shape_type>> shape;
+
+    node_attributes(const G& g, std::size_t n, const std::function<bool(std::string_view)>& is_passthrough)
+        : op(n), family(n), parts(n), passthrough(n, 0), shape(n) {
+        for (std::size_t node = 0; node < n; ++node) {
+            op[node] = std::string(std::string_view(numgap::op_type(g, node)));
+            family[node] = canonical_op(op[node]);
+            auto families = op_families(op[node]);
+            if (families.size() > 1) parts[node].assign(families.begin() + 1, families.end());
+            passthrough[node] = !op[node].empty() && is_passthrough(op[node]);
+            shape[node] = numgap::output_shape(g, node, 0);
+        }
+    }
+};
+
+template <class R, class T>
+class structure_matcher {
+public:
+    structure_matcher(match_context<R, T>& context, const match_options& options)
+        : context_(context), reference_(context.reference), target_(context.target),
+          equivalent_(options.ops_equivalent ? options.ops_equivalent
+                                             : std::function<bool(std::string_view, std::string_view)>(default_op_equivalence{})),
+          can_fuse_(options.can_fuse ? options.can_fuse
+                                     : std::function<bool(std::string_view, std::string_view)>(default_fusion_rule{})),
+          min_confidence_(options.min_structure_confidence),
+          max_depth_(std::max(0, options.max_passthrough_depth)),
+          reference_attributes_(reference_.graph, reference_.size(), passthrough_of(options)),
+          target_attributes_(target_.graph, target_.size(), passthrough_of(options)),
+          reference_consumers_(reference_.graph), target_consumers_(target_.graph),
+          image_(reference_.size(), no_node), absorbed_(reference_.size(), 0), score_(reference_.size(), 0.0), flow_(reference_.size()),
+          taken_(target_.matched), covered_(target_.size(), 0), stamp_(target_.size(), 0) {}
+
+    void run() {
+        if (reference_.size() == 0 || target_.size() == 0) return;
+        for (const auto& group : prior_groups()) {
+            for (auto node : group.reference_nodes) image_[node] = group.target_output_node;
+        }
+        align_inputs();
+        for (auto node : reference_.order) {
+            if (reference_.matched[node]) {
+                flow_[node] = {image_[node]};
+                continue;
+            }
+            stand_ins_.clear();
+            displaced_.clear();
+            if (image_[node] == no_node && !producers_of(node).empty()) match_one(node);
+            if (image_[node] != no_node) {
+                flow_[node] = {image_[node]};
+                // Absorbed into a producer's node: folding is a guess that a
+                // replaced op would explain as well, so the value may also
+                // live at the stand-ins.
+                if (absorbed_[node])
+                    for (auto at : stand_ins_) add_flow(flow_[node], at);
+            } else {
+                for (auto producer : producers_of(node))
+                    for (auto at : flow_[producer]) add_flow(flow_[node], at);
+                // A real op left unmatched was probably replaced by one of the
+                // incompatible nodes where its counterpart should be: its
+                // value may live there too, so its consumers search there.
+                if (!reference_attributes_.passthrough[node]) {
+                    for (auto at : stand_ins_) add_flow(flow_[node], at);
+                    for (auto at : displaced_) add_flow(flow_[node], at);
+                }
+            }
+        }
+        emit_groups();
+    }
+
+private:
+    static std::function<bool(std::string_view)> passthrough_of(const match_options& options) {
+        return options.is_passthrough ? options.is_passthrough
+                                      : std::function<bool(std::string_view)>(default_passthrough_op{});
+    }
+
+    const std::vector<match_group>& prior_groups() const { return context_.groups(); }
+
+    // Deduplicated producers, computed on demand (a handful per node).
+    std::vector<std::size_t> producers_of(std::size_t node) const {
+        std::vector<std::size_t> result;
+        for (auto raw : numgap::producers(reference_.graph, node)) {
+            const auto producer = static_cast<std::size_t>(raw);
+            if (std::find(result.begin(), result.end(), producer) == result.end()) result.push_back(producer);
+        }
+        return result;
+    }
+
+    static void add_flow(std::vector<std::size_t>& flow, std::size_t at) {
+        // A deleted node's value can live in a few places at most; capping
+        // keeps long runs of unmatched nodes linear.
+        if (flow.size() < 6 && std::find(flow.begin(), flow.end(), at) == flow.end()) flow.push_back(at);
+    }
+
+    // The predicate decides compatibility; the families refine the score. A
+    // fused target op ("conv+bn+relu") is most likely the counterpart of its
+    // first part: the others are absorbed into it (see match_one).
+    double op_agreement(std::size_t r, std::size_t t) const {
+        if (!equivalent_(reference_attributes_.op[r], target_attributes_.op[t])) return -1.0;
+        const auto& reference_family = reference_attributes_.family[r];
+        if (!reference_family.empty() && reference_family == target_attributes_.family[t]) return 1.0;
+        const auto& parts = target_attributes_.parts[t];
+        if (reference_family.empty() || parts.empty()) return 0.6;
+        if (parts.front() == reference_family) return 0.8;
+        return std::find(parts.begin(), parts.end(), reference_family) != parts.end() ? 0.4 : 0.6;
+    }
+
+    // How well r fits into `host` as an absorbed op (negative: it does not).
+    // A fused name ("conv+bn+relu") lists its parts in order, and the host
+    // already stands for as many reference nodes as it has covered: r must
+    // be the next part (1). A plain host accepts what the fusion rule allows
+    // (0.6).
+    double absorption_agreement(std::size_t r, std::size_t host) const {
+        if (!can_fuse_(reference_attributes_.op[r], target_attributes_.op[host])) return -1.0;
+        const auto& parts = target_attributes_.parts[host];
+        if (parts.empty()) return 0.6;
+        const std::size_t covered = covered_[host];
+        return covered < parts.size() && parts[covered] == reference_attributes_.family[r] ? 1.0 : -1.0;
+    }
+
+    double shape_score(std::size_t r, std::size_t t) const {
+        const double agreement = shape_agreement(reference_attributes_.shape[r], target_attributes_.shape[t]);
+        const bool both_known = reference_attributes_.shape[r] && target_attributes_.shape[t];
+        return 0.2 * agreement - (both_known && agreement == 0.0 ? 0.3 : 0.0);
+    }
+
+    // What feeds target node t. `ends` counts t's real inputs (producers seen
+    // through unmatched passthrough nodes). `reach` lists every node met on
+    // the way back, with how many unmatched non-passthrough nodes lie
+    // between it and t (at most one: a replaced op), so a producer whose
+    // counterpart was replaced still lines up, at a discount.
+    void effective_producers(std::size_t t) const {
+        reach_.clear();
+        ends_ = 0;
+        struct step {
+            std::size_t node;
+            int depth;
+            int skips;
+            bool counts_as_end;
+        };
+        std::vector<step> stack;
+        for (auto raw : numgap::producers(target_.graph, t)) stack.push_back({static_cast<std::size_t>(raw), 0, 0, true});
+        while (!stack.empty() && reach_.size() < 64) {
+            const step current = stack.back();
+            stack.pop_back();
+            auto seen = std::find_if(reach_.begin(), reach_.end(), [&](const auto& entry) { return entry.first == current.node; });
+            if (seen != reach_.end()) {
+                seen->second = std::min(seen->second, current.skips);
+                continue;
+            }
+            reach_.emplace_back(current.node, current.skips);
+            const bool unmatched = !taken_[current.node];
+            const bool passthrough = unmatched && target_attributes_.passthrough[current.node];
+            if (current.counts_as_end && !(passthrough && current.depth < max_depth_)) ++ends_;
+            if (!unmatched || current.depth >= max_depth_) continue;
+            if (passthrough) {
+                for (auto raw : numgap::producers(target_.graph, current.node))
+                    stack.push_back({static_cast<std::size_t>(raw), current.depth + 1, current.skips, current.counts_as_end});
+            } else if (current.skips == 0) {
+                for (auto raw : numgap::producers(target_.graph, current.node))
+                    stack.push_back({static_cast<std::size_t>(raw), current.depth + 1, 1, false});
+            }
+        }
+    }
+
+    // Share of r's producers whose value reaches t's inputs (a quarter less
+    // when only through a replaced op), over the larger of the two arities.
+    double producer_consistency(const std::vector<std::size_t>& producers, std::size_t t,
+                                std::size_t known_producer = no_node) const {
+        effective_producers(t);
+        double consistent = 0.0;
+        for (auto producer : producers) {
+            if (producer == known_producer) {
+                consistent += 1.0;
+                continue;
+            }
+            int fewest_skips = 2;
+            for (auto at : flow_[producer])
+                for (const auto& [node, skips] : reach_)
+                    if (node == at) fewest_skips = std::min(fewest_skips, skips);
+            if (fewest_skips < 2) consistent += fewest_skips == 0 ? 1.0 : 0.75;
+        }
+        const std::size_t denominator = known_producer == no_node ? std::max(producers.size(), ends_) : producers.size();
+        return denominator == 0 ? 0.0 : consistent / static_cast<double>(denominator);
+    }
+
+    // Whether target node t looks like the counterpart of one of r's
+    // consumers (then t is not where r's own value went: not a stand-in).
+    bool fits_a_consumer(std::size_t r, std::size_t t) const {
+        for (auto consumer : reference_consumers_.consumers(r))
+            if (equivalent_(reference_attributes_.op[consumer], target_attributes_.op[t])) return true;
+        return false;
+    }
+
+    void match_one(std::size_t r) {
+        const std::vector<std::size_t> producers = producers_of(r);
+        ++current_stamp_;
+        struct step {
+            std::size_t node;
+            int depth;
+        };
+        std::vector<step> frontier;
+        stand_ins_.clear();
+        for (auto producer : producers)
+            for (auto at : flow_[producer]) frontier.push_back({at, 0});
+        std::size_t best = no_node;
+        double best_score = -1.0;
+        std::size_t visited = 0;
+        while (!frontier.empty() && visited < 256) {
+            const step current = frontier.back();
+            frontier.pop_back();
+            for (auto consumer : target_consumers_.consumers(current.node)) {
+                if (stamp_[consumer] == current_stamp_) continue;
+                if (taken_[consumer]) {
+                    // Compatible but already taken: if r ends up unmatched,
+                    // an earlier decision may have taken its counterpart, so
+                    // its consumers also search behind this node (re-anchoring
+                    // instead of stalling).
+                    stamp_[consumer] = current_stamp_;
+                    if (!target_attributes_.passthrough[consumer] && op_agreement(r, consumer) >= 0.0)
+                        displaced_.push_back(consumer);
+                    continue;
+                }
+                stamp_[consumer] = current_stamp_;
+                ++visited;
+                const double op = op_agreement(r, consumer);
+                if (op < 0.0 && !target_attributes_.passthrough[consumer] && !fits_a_consumer(r, consumer))
+                    stand_ins_.push_back(consumer);
+                if (op >= 0.0) {
+                    const double score = 0.5 * producer_consistency(producers, consumer) + 0.3 * op +
+                                         shape_score(r, consumer);
+                    if (score > best_score + 1e-12 ||
+                        (best != no_node && score > best_score - 1e-12 &&
+                         target_.position[consumer] < target_.position[best])) {
+                        best = consumer;
+                        best_score = score;
+                    }
+                }
+                if (current.depth >= max_depth_) continue;
+                if (target_attributes_.passthrough[consumer]) frontier.push_back({consumer, current.depth + 1});
+            }
+        }
+        // Fusion into the node computing a producer matched in this pass.
+        std::size_t host = no_node;
+        double host_score = -1.0;
+        for (auto producer : producers) {
+            const std::size_t candidate = image_[producer];
+            if (candidate == no_node || reference_.matched[producer]) continue;
+            if (distinct_consumers(producer) != 1) continue;
+            const double op = absorption_agreement(r, candidate);
+            if (op < 0.0) continue;
+            // The host stands for its own output: it must account for r's
+            // other inputs (a bias, a residual) like a regular candidate.
+            const double score = 0.5 * producer_consistency(producers, candidate, producer) + 0.3 * op +
+                                 shape_score(r, candidate);
+            if (score > host_score) {
+                host = candidate;
+                host_score = score;
+            }
+        }
+        // A fused name that lists r as its next part wins a tie: the chain is
+        // spelled out, while an equal regular candidate is only similar.
+        const bool explicit_part = host != no_node && absorption_agreement(r, host) == 1.0;
+        if (host != no_node && host_score >= min_confidence_ &&
+            (host_score > best_score || (explicit_part && host_score > best_score - 1e-12))) {
+            image_[r] = host;
+            score_[r] = host_score;
+            absorbed_[r] = 1;
+            ++covered_[host];
+            return;
+        }
+        if (best != no_node && best_score >= min_confidence_) {
+            image_[r] = best;
+            score_[r] = best_score;
+            taken_[best] = 1;
+            ++covered_[best];
+        }
+    }
+
+    std::size_t distinct_consumers(std::size_t node) const {
+        auto consumers = reference_consumers_.consumers(node);
+        std::size_t count = 0;
+        for (std::size_t i = 0; i < consumers.size(); ++i)
+            if (i == 0 || consumers[i] != consumers[i - 1]) ++count;
+        return count;
+    }
+
+    // Graph inputs: a monotone greedy walk over both input lists.
+    void align_inputs() {
+        std::vector<std::size_t> target_inputs;
+        for (auto node : target_.order)
+            if (!taken_[node] && std::ranges::empty(numgap::producers(target_.graph, node))) target_inputs.push_back(node);
+        std::size_t next = 0;
+        for (auto r : reference_.order) {
+            if (reference_.matched[r] || !std::ranges::empty(numgap::producers(reference_.graph, r))) continue;
+            for (std::size_t i = next; i < target_inputs.size() && i < next + 64; ++i) {
+                const auto t = target_inputs[i];
+                const double op = op_agreement(r, t);
+                if (op < 0.0) continue;
+                const double score = 0.5 + 0.3 * op + shape_score(r, t);
+                if (score < min_confidence_) continue;
+                image_[r] = t;
+                score_[r] = score;
+                taken_[t] = 1;
+                next = i + 1;
+                break;
+            }
+        }
+    }
+
+    void emit_groups() {
+        std::unordered_map<std::size_t, std::size_t> group_of_target;
+        std::vector<std::pair<std::vector<std::size_t>, std::size_t>> groups; // (reference nodes, target)
+        std::vector<double> confidence;
+        for (auto r : reference_.order) {
+            if (reference_.matched[r] || image_[r] == no_node) continue;
+            auto [it, inserted] = group_of_target.try_emplace(image_[r], groups.size());
+            if (inserted) {
+                groups.push_back({{}, image_[r]});
+                confidence.push_back(1.0);
+            }
+            groups[it->second].first.push_back(r);
+            confidence[it->second] = std::min(confidence[it->second], std::min(1.0, score_[r]));
+        }
+        for (std::size_t i = 0; i < groups.size(); ++i)
+            context_.add_group(std::move(groups[i].first), {groups[i].second}, "structure", confidence[i]);
+    }
+
+    match_context<R, T>& context_;
+    const match_side<R>& reference_;
+    const match_side<T>& target_;
+    std::function<bool(std::string_view, std::string_view)> equivalent_;
+    std::function<bool(std::string_view, std::string_view)> can_fuse_;
+    double min_confidence_;
+    int max_depth_;
+    node_attributes<R> reference_attributes_;
+    node_attributes<T> target_attributes_;
+    consumer_lists reference_consumers_;
+    consumer_lists target_consumers_;
+    std::vector<std::size_t> image_;
+    std::vector<char> absorbed_;
+    std::vector<double> score_;
+    std::vector<std::vector<std::size_t>> flow_;
+    std::vector<char> taken_;
+    std::vector<std::uint32_t> covered_; // reference nodes mapped to each target node so far
+    std::vector<std::uint32_t> stamp_;
+    std::uint32_t current_stamp_ = 0;
+    std::vector<std::size_t> stand_ins_; // incompatible nodes met by the last search
+    std::vector<std::size_t> displaced_; // compatible but taken nodes met by the last search
+    mutable std::vector<std::pair<std::size_t, int>> reach_; // (node, replaced ops in between)
+    mutable std::size_t ends_ = 0;
+};
+
+template <class R, class T>
+void apply_structure(match_context<R, T>& context, const match_options& options) {
+    structure_matcher<R, T> matcher(context, options);
+    matcher.run();
+}
+
+} // namespace detail
+
+template <class R, class T>
+match_result match_by_structure(const R& reference, const T& target, const match_options& options = {},
+                                const match_result& prior = {}) {
+    detail::check_graph<R>();
+    detail::check_graph<T>();
+    detail::match_context<R, T> context(reference, target, prior, "match_by_structure");
+    detail::apply_structure(context, options);
+    return std::move(context).finish();
+}
+
+} // namespace numgap

@@ -1,0 +1,42 @@
+// Pins down ancestors: transitive producers only, the node itself excluded,
+// sorted; termination on a cycle; errors for bad indices.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include <numgap/graph/ancestors.hpp>
+#include <numgap/graph/basic_graph.hpp>
+
+namespace {
+// a -> b -> d, a -> c -> d, e independent.
+numgap::basic_graph diamond() {
+    numgap::basic_graph g;
+    g.add_node("a");
+    g.add_node("b", "", {0});
+    g.add_node("c", "", {0});
+    g.add_node("d", "", {1, 2});
+    g.add_node("e");
+    return g;
+}
+} // namespace
+
+TEST_CASE("ancestors_of_a_diamond") {
+    const auto g = diamond();
+    CHECK(numgap::ancestors(g, 3) == std::vector<std::size_t>{0, 1, 2});
+    CHECK(numgap::ancestors(g, 1) == std::vector<std::size_t>{0});
+    CHECK(numgap::ancestors(g, 0).empty());
+    CHECK(numgap::ancestors(g, 4).empty());
+}
+
+TEST_CASE("ancestors_terminates_on_a_cycle") {
+    numgap::basic_graph g;
+    g.add_node("x");
+    g.add_node("y", "", {0});
+    g.add_edge(1, 0);
+    CHECK(numgap::ancestors(g, 0) == std::vector<std::size_t>{1});
+}
+
+TEST_CASE("ancestors_rejects_a_node_that_does_not_exist") {
+    CHECK_THROWS_WITH_AS(numgap::ancestors(diamond(), 5), doctest::Contains("node index 5 does not exist"),
+                         numgap::error);
+}

@@ -1,0 +1,90 @@
+// Pins down basic_graph: defaults of add_node, lookups (absent, present,
+// ambiguous), producer_of for multi-output nodes, nodes without outputs and
+// the numgap::error messages for indices that do not exist.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <numgap/graph/basic_graph.hpp>
+
+TEST_CASE("basic_graph_add_node_defaults_output_key_to_name") {
+    numgap::basic_graph g;
+    const auto a = g.add_node("a");
+    CHECK(a == 0);
+    CHECK(g.node(a).output_keys == std::vector<std::string>{"a"});
+    CHECK(g.node(a).output_shapes.size() == 1);
+    CHECK(g.node(a).op.empty());
+    CHECK(g.find("a") == a);
+    CHECK_FALSE(g.find("b").has_value());
+}
+
+TEST_CASE("basic_graph_rejects_a_producer_that_does_not_exist") {
+    numgap::basic_graph g;
+    g.add_node("a");
+    CHECK_THROWS_WITH_AS(g.add_node("conv1", "conv", {0, 5}),
+                         doctest::Contains("node 'conv1' (index 1) lists producer index 5"), numgap::error);
+    CHECK(g.num_nodes() == 1); // nothing half-added
+    CHECK_THROWS_WITH_AS(g.add_edge(3, 0), doctest::Contains("producer index 3"), numgap::error);
+    CHECK_THROWS_WITH_AS(g.add_edge(0, 3), doctest::Contains("node index 3 does not exist"), numgap::error);
+    CHECK_THROWS_AS(g.set_producers(0, {1}), numgap::error);
+}
+
+TEST_CASE("basic_graph_ambiguous_lookups_throw_naming_the_key") {
+    numgap::basic_graph g;
+    g.add_node("dup", "", {}, {}, {"t0"});
+    g.add_node("dup", "", {}, {}, {"t0"});
+    CHECK_THROWS_WITH_AS(g.find("dup"), doctest::Contains("node name 'dup' belongs to several nodes"), numgap::error);
+    CHECK_THROWS_WITH_AS(g.producer_of("t0"), doctest::Contains("'t0'"), numgap::error);
+}
+
+TEST_CASE("basic_graph_producer_of_resolves_every_output_key") {
+    numgap::basic_graph g;
+    const auto x = g.add_node("x");
+    const auto topk = g.add_node("topk", "topk", {x}, {}, {"values", "indices"});
+    CHECK(g.producer_of("x") == x);
+    CHECK(g.producer_of("values") == topk);
+    CHECK(g.producer_of("indices") == topk);
+    CHECK_FALSE(g.producer_of("topk").has_value()); // the name is not a key here
+    g.set_output_keys(topk, {"v"});
+    CHECK_FALSE(g.producer_of("values").has_value());
+    CHECK(g.producer_of("v") == topk);
+}
+
+TEST_CASE("basic_graph_node_without_outputs") {
+    numgap::basic_graph g;
+    const auto sink = g.add_node("print");
+    g.set_output_keys(sink, {});
+    CHECK(g.output_keys(sink).empty());
+    CHECK(g.node(sink).output_shapes.empty());
+    CHECK_THROWS_WITH_AS(g.set_output_shape(sink, 0, {1}), doctest::Contains("'print' has 0 outputs"), numgap::error);
+}
+
+TEST_CASE("basic_graph_edges_may_point_forward_for_file_order") {
+    numgap::basic_graph g;
+    const auto consumer = g.add_node("consumer");
+    const auto producer = g.add_node("producer");
+    g.add_edge(producer, consumer);
+    CHECK(g.producers(consumer) == std::vector<std::size_t>{producer});
+    g.set_producers(consumer, {});
+    CHECK(g.producers(consumer).empty());
+}
+
+TEST_CASE("basic_graph_tracks_whether_index_order_is_topological") {
+    // The flag lets topological_order skip its edge scan; it must turn false
+    // on the first backward (or self) edge, whichever call makes it, and
+    // stay true for forward edges.
+    numgap::basic_graph g;
+    CHECK(g.index_order_is_topological());
+    g.add_node("a");
+    g.add_node("b", "", {0});
+    g.add_node("c");
+    g.add_edge(1, 2); // forward
+    g.set_producers(2, {0, 1});
+    CHECK(g.index_order_is_topological());
+    g.add_edge(2, 0); // backward
+    CHECK_FALSE(g.index_order_is_topological());
+    numgap::basic_graph h;
+    h.add_node("a");
+    h.set_producers(0, {0}); // self loop
+    CHECK_FALSE(h.index_order_is_topological());
+}

@@ -1,0 +1,286 @@
+// Pins down structural matching: renamed graphs, inserted no-ops (q/dq,
+// permute, cast) walked through, deleted no-ops (dropout) skipped, fusion
+// (conv+bn+relu -> one node), layout-permuted shapes, op incompatibility
+// refusing a pair, parallel siblings kept in order, anchors from a prior
+// result, what happens to a decomposition (documented gap), empty graphs,
+// and the randomised recall/precision properties.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include <numgap/graph/basic_graph.hpp>
+#include <numgap/match/match_by_structure.hpp>
+
+#include "synthetic_graphs.hpp"
+
+namespace {
+const numgap::match_group* group_of(const numgap::match_result& result, std::size_t reference_node) {
+    for (const auto& group : result.groups)
+        if (std::count(group.reference_nodes.begin(), group.reference_nodes.end(), reference_node)) return &group;
+    return nullptr;
+}
+
+std::size_t add(numgap::basic_graph& g, const char* name, const char* op, std::vector<std::size_t> producers,
+                numgap::shape_type shape) {
+    const auto node = g.add_node(name, op, std::move(producers));
+    g.set_output_shape(node, 0, std::move(shape));
+    return node;
+}
+
+bool paired(const numgap::match_result& result, std::size_t r, std::size_t t) {
+    const auto* group = group_of(result, r);
+    return group && std::count(group->target_nodes.begin(), group->target_nodes.end(), t) == 1;
+}
+} // namespace
+
+TEST_CASE("match_by_structure_renamed_chain_with_inserted_and_deleted_noops") {
+    // ref:    x -> conv -> relu -> dropout -> linear
+    // target: x' -> Q -> DQ -> Conv -> Transpose -> Relu -> Gemm   (dropout deleted)
+    numgap::basic_graph ref, tgt;
+    const auto x = add(ref, "x", "input", {}, {1, 3, 8, 8});
+    const auto conv = add(ref, "conv", "aten::conv2d", {x}, {1, 16, 8, 8});
+    const auto relu = add(ref, "relu", "aten::relu", {conv}, {1, 16, 8, 8});
+    const auto drop = add(ref, "drop", "aten::dropout", {relu}, {1, 16, 8, 8});
+    const auto linear = add(ref, "fc", "aten::linear", {drop}, {1, 10});
+    const auto tx = add(tgt, "in0", "input", {}, {1, 3, 8, 8});
+    const auto q = add(tgt, "q", "QuantizeLinear", {tx}, {1, 3, 8, 8});
+    const auto dq = add(tgt, "dq", "DequantizeLinear", {q}, {1, 3, 8, 8});
+    const auto tconv = add(tgt, "n1", "Conv", {dq}, {1, 16, 8, 8});
+    const auto perm = add(tgt, "p", "Transpose", {tconv}, {1, 8, 8, 16});
+    const auto trelu = add(tgt, "n2", "Relu", {perm}, {1, 8, 8, 16}); // NHWC: permuted shape
+    const auto tfc = add(tgt, "n3", "Gemm", {trelu}, {1, 10});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(paired(result, x, tx));
+    CHECK(paired(result, conv, tconv));
+    CHECK(paired(result, relu, trelu));
+    CHECK(paired(result, linear, tfc));
+    CHECK(group_of(result, drop) == nullptr);
+    CHECK(result.unmatched_reference == std::vector<std::size_t>{drop});
+    CHECK(result.unmatched_target == std::vector<std::size_t>{q, dq, perm});
+    for (const auto& group : result.groups) {
+        CHECK(group.strategy == "structure");
+        CHECK(group.confidence > 0.5);
+        CHECK(group.confidence <= 1.0);
+    }
+    // The permuted shape costs a little confidence, exact shapes cost none.
+    CHECK(group_of(result, relu)->confidence < group_of(result, conv)->confidence);
+    CHECK(group_of(result, conv)->confidence == doctest::Approx(1.0));
+}
+
+TEST_CASE("match_by_structure_conv_bn_relu_fused_into_one_target_node") {
+    numgap::basic_graph ref, tgt;
+    const auto x = add(ref, "x", "input", {}, {1, 3, 8, 8});
+    const auto conv = add(ref, "conv", "aten::conv2d", {x}, {1, 8, 8, 8});
+    const auto bn = add(ref, "bn", "aten::batch_norm", {conv}, {1, 8, 8, 8});
+    const auto relu = add(ref, "relu", "aten::relu", {bn}, {1, 8, 8, 8});
+    const auto pool = add(ref, "pool", "aten::max_pool2d", {relu}, {1, 8, 4, 4});
+    add(tgt, "t_in", "input", {}, {1, 3, 8, 8});
+    const auto fused = add(tgt, "t_fused", "CONV_2D", {0}, {1, 8, 8, 8}); // TFLite: conv with folded bn + relu
+    const auto tpool = add(tgt, "t_pool", "MAX_POOL_2D", {fused}, {1, 8, 4, 4});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    const auto* group = group_of(result, conv);
+    REQUIRE(group != nullptr);
+    CHECK(group->reference_nodes == std::vector<std::size_t>{conv, bn, relu});
+    CHECK(group->target_nodes == std::vector<std::size_t>{fused});
+    CHECK(group->kind == numgap::match_kind::fused);
+    CHECK(group->reference_output_node == relu); // compare the chain's output
+    CHECK(paired(result, pool, tpool));
+    CHECK(result.unmatched_reference.empty());
+}
+
+TEST_CASE("match_by_structure_fused_name_absorbs_its_parts_in_order") {
+    // "Conv+Relu" covers conv then relu; the following conv is a new node
+    // even though "conv" is also a part of the host's name.
+    numgap::basic_graph ref, tgt;
+    add(ref, "x", "input", {}, {1, 4});
+    add(ref, "c1", "aten::conv2d", {0}, {1, 4});
+    add(ref, "r1", "aten::relu", {1}, {1, 4});
+    add(ref, "c2", "aten::conv2d", {2}, {1, 4});
+    add(ref, "r2", "aten::relu", {3}, {1, 4});
+    add(tgt, "x", "input", {}, {1, 4});
+    add(tgt, "a", "Conv+Relu", {0}, {1, 4});
+    add(tgt, "b", "Conv+Relu", {1}, {1, 4});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    REQUIRE(result.groups.size() == 3);
+    CHECK(result.groups[1].reference_nodes == std::vector<std::size_t>{1, 2});
+    CHECK(result.groups[1].target_nodes == std::vector<std::size_t>{1});
+    CHECK(result.groups[2].reference_nodes == std::vector<std::size_t>{3, 4});
+    CHECK(result.groups[2].target_nodes == std::vector<std::size_t>{2});
+}
+
+TEST_CASE("match_by_structure_refuses_incompatible_ops_and_continues_after_them") {
+    // The target replaced sigmoid by an unrelated op; structure must not pair
+    // them, and must still pair what follows (never abort on a mismatch).
+    numgap::basic_graph ref, tgt;
+    add(ref, "x", "input", {}, {1, 4});
+    add(ref, "s", "aten::sigmoid", {0}, {1, 4});
+    add(ref, "fc", "aten::linear", {1}, {1, 2});
+    add(tgt, "x", "input", {}, {1, 4});
+    add(tgt, "weird", "CustomOp", {0}, {1, 4});
+    add(tgt, "fc", "MatMul", {1}, {1, 2});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(group_of(result, 1) == nullptr);
+    CHECK(result.unmatched_target == std::vector<std::size_t>{1});
+    // fc follows the replaced op: it is found behind the substitute.
+    const auto* fc = group_of(result, 2);
+    REQUIRE(fc != nullptr);
+    CHECK(fc->target_nodes == std::vector<std::size_t>{2});
+}
+
+TEST_CASE("match_by_structure_keeps_parallel_siblings_in_order") {
+    // q, k, v projections of one input: identical op and shape, told apart
+    // only by order, and by their consumers' shapes where those differ.
+    numgap::basic_graph ref, tgt;
+    add(ref, "x", "input", {}, {1, 4, 8});
+    for (const char* name : {"q", "k", "v"}) add(ref, name, "aten::linear", {0}, {1, 4, 8});
+    add(tgt, "x", "input", {}, {1, 4, 8});
+    add(tgt, "c", "Cast", {0}, {1, 4, 8});
+    add(tgt, "Q", "Gemm", {1}, {1, 4, 8}); // behind an inserted cast
+    add(tgt, "K", "Gemm", {0}, {1, 4, 8});
+    add(tgt, "V", "Gemm", {0}, {1, 4, 8});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(paired(result, 1, 2));
+    CHECK(paired(result, 2, 3));
+    CHECK(paired(result, 3, 4));
+}
+
+TEST_CASE("match_by_structure_anchors_on_prior_groups") {
+    // Without anchors, the target input is ambiguous (two inputs); a prior
+    // name match pins the right one and structure follows from there.
+    numgap::basic_graph ref, tgt;
+    add(ref, "tokens", "input", {}, {1, 8});
+    add(ref, "relu", "aten::relu", {0}, {1, 8});
+    add(tgt, "mask", "input", {}, {1, 8});
+    add(tgt, "tokens", "input", {}, {1, 8});
+    add(tgt, "relu_a", "Relu", {0}, {1, 8});
+    add(tgt, "relu_b", "Relu", {1}, {1, 8});
+    numgap::match_result prior;
+    prior.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "name", 1, 0, 1, "tokens", "tokens"});
+    const auto result = numgap::match_by_structure(ref, tgt, {}, prior);
+    CHECK(paired(result, 1, 3));
+    CHECK(group_of(result, 0)->strategy == "name");
+}
+
+TEST_CASE("match_by_structure_leaves_a_decomposition_unmatched_and_continues") {
+    // layer_norm lowered to several non-passthrough ops is beyond structure
+    // (debug handles express it): the layer norm stays unmatched, and the
+    // nodes after it are still matched.
+    numgap::basic_graph ref, tgt;
+    add(ref, "x", "input", {}, {1, 8});
+    add(ref, "ln", "aten::layer_norm", {0}, {1, 8});
+    add(ref, "fc", "aten::linear", {1}, {1, 4});
+    add(tgt, "x", "input", {}, {1, 8});
+    add(tgt, "mean", "ReduceMean", {0}, {1, 1});
+    add(tgt, "sub", "Sub", {0, 1}, {1, 8});
+    add(tgt, "fc", "Gemm", {2}, {1, 4});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(group_of(result, 1) == nullptr);
+    // The incompatible nodes where the layer norm should be are its
+    // stand-ins: fc is found behind them.
+    CHECK(paired(result, 2, 3));
+    CHECK(result.unmatched_target == std::vector<std::size_t>{1, 2});
+}
+
+TEST_CASE("match_by_structure_empty_graphs_and_custom_predicates") {
+    numgap::basic_graph empty, one;
+    add(one, "x", "input", {}, {1});
+    CHECK(numgap::match_by_structure(empty, empty).groups.empty());
+    CHECK(numgap::match_by_structure(one, empty).unmatched_reference == std::vector<std::size_t>{0});
+    CHECK(numgap::match_by_structure(empty, one).unmatched_target == std::vector<std::size_t>{0});
+    // A user equivalence that rejects everything matches nothing.
+    numgap::match_options options;
+    options.ops_equivalent = [](std::string_view, std::string_view) { return false; };
+    CHECK(numgap::match_by_structure(one, one, options).groups.empty());
+}
+
+namespace {
+struct quality {
+    std::size_t with_counterpart = 0, recovered = 0, reported = 0, correct = 0;
+};
+
+quality measure(const numgap_test::synthetic_pair& pair, const numgap::match_result& result) {
+    quality q;
+    std::vector<char> recovered(pair.reference.num_nodes(), 0);
+    for (const auto& group : result.groups) {
+        for (auto r : group.reference_nodes) {
+            ++q.reported;
+            const auto& truth = pair.counterpart[r];
+            const bool right = std::any_of(truth.begin(), truth.end(), [&](std::size_t t) {
+                return std::count(group.target_nodes.begin(), group.target_nodes.end(), t) > 0;
+            });
+            if (right) {
+                ++q.correct;
+                recovered[r] = 1;
+            }
+        }
+    }
+    for (std::size_t r = 0; r < pair.reference.num_nodes(); ++r) {
+        if (pair.counterpart[r].empty()) continue;
+        ++q.with_counterpart;
+        q.recovered += recovered[r];
+    }
+    return q;
+}
+} // namespace
+
+TEST_CASE("match_by_structure_recovers_random_graphs") {
+    // Every node renamed, 15-30% of edges get an inserted no-op (q/dq pair,
+    // cast, transpose, reshape), most dropout/identity nodes deleted, most
+    // conv+bn(+relu), linear+gelu and add+relu chains fused, target shapes
+    // NHWC in half the runs. Structure must recover >= 95% of the reference
+    // nodes that still have a counterpart, with >= 99% of its pairs right.
+    std::uint64_t seed = 4242;
+    for (auto family : {numgap_test::model_family::cnn, numgap_test::model_family::transformer}) {
+        for (int variant = 0; variant < 2; ++variant) {
+            ++seed;
+            MESSAGE("seed = " << seed);
+            std::mt19937_64 rng(seed);
+            numgap_test::derive_options options;
+            options.handles = false;
+            options.nhwc = variant == 1;
+            options.insert_rate = variant == 1 ? 0.3 : 0.15;
+            auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
+            const auto result = numgap::match_by_structure(pair.reference, pair.target);
+            const auto q = measure(pair, result);
+            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
+            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            MESSAGE("nodes " << pair.reference.num_nodes() << " -> " << pair.target.num_nodes() << ": recall "
+                             << recall << ", precision " << precision);
+            CHECK(q.with_counterpart > 1000);
+            CHECK(recall >= 0.95);
+            CHECK(precision >= 0.99);
+        }
+    }
+}
+
+TEST_CASE("match_by_structure_survives_folded_and_replaced_ops") {
+    // Harder than the property: on top of the above, 1% of real ops
+    // are folded away (no counterpart; consumers rewired to the input) and
+    // 1% are replaced by an unrecognised vendor op (no counterpart either).
+    // Pinned down: the walk re-anchors past such local failures, so recall
+    // stays >= 95% and precision >= 99% on both families. Seed 5002 is the
+    // regression case: a folded batch_norm took the fused conv+bn node of a
+    // later conv, and before re-anchoring the pass stalled (~18% recall).
+    std::uint64_t seed = 5000;
+    for (auto family : {numgap_test::model_family::cnn, numgap_test::model_family::transformer}) {
+        for (int variant = 0; variant < 2; ++variant) {
+            ++seed;
+            MESSAGE("seed = " << seed);
+            std::mt19937_64 rng(seed);
+            numgap_test::derive_options options;
+            options.handles = false;
+            options.nhwc = variant == 1;
+            options.drop_any_rate = 0.01;
+            options.replace_rate = 0.01;
+            auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
+            const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
+            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
+            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            MESSAGE("recall " << recall << ", precision " << precision);
+            CHECK(recall >= 0.95);
+            CHECK(precision >= 0.99);
+        }
+    }
+}
