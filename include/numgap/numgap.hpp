@@ -7,3 +7,5 @@
 #include <numgap/graph.hpp>
 #include <numgap/match.hpp>
 #include <numgap/io.hpp>
+#include <numgap/compare.hpp>
+#include <numgap/report.hpp>

@@ -1,0 +1,9 @@
+#pragma once
+// End-to-end comparison of two runs: tensor sources, the run-directory graph,
+// compare_runs and the failing-pair dumps.
+#include <numgap/compare/compare_options.hpp>
+#include <numgap/compare/compare_runs.hpp>
+#include <numgap/compare/describe_quantization.hpp>
+#include <numgap/compare/dump_failing_pairs.hpp>
+#include <numgap/compare/run_graph.hpp>
+#include <numgap/compare/tensor_source.hpp>

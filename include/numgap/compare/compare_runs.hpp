@@ -1,0 +1,257 @@
+#pragma once
+// compare_runs: compares two runs of one model — two graphs, two tensor
+// sources — and returns an analysed comparison_report.
+//
+// Steps: match the graphs (match_auto unless the caller passes a
+// match_result), then for every match group load the group's reference and
+// target tensors, evaluate the metrics, drop the tensors; unmatched nodes
+// become `unmatched` rows; finally analyze_report finds the first divergence
+// and the error origins.
+// Per-group outcomes are data, not exceptions: a tensor key a source does not
+// have makes the group `missing` (dumps are often partial); a load failure or
+// an incompatible pair (numgap::error, or any std::exception such as a failed
+// mapping) makes it `error` with the message, and the other groups continue.
+// Groups are compared by compare_options::threads workers (1 = the calling
+// thread only) pulling the next group from a shared counter; each worker holds
+// one pair at a time, so peak memory is about one pair per worker plus the
+// report. Results do not depend on the thread count.
+// Node names in the report are the graphs' names; an empty or repeated name is
+// made unique as "<name>#<index>" so rows and analysis can refer to it.
+// Complexity: O(matching) + O(total elements / threads) + O(N + E) analysis.
+// Throws: numgap::error for unusable graphs (a cycle, from topological_order;
+// whatever the matcher throws); rethrows an exception from the progress
+// callback; std::bad_alloc. Never prints.
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include <numgap/compare/compare_options.hpp>
+#include <numgap/compare/describe_quantization.hpp>
+#include <numgap/compare/tensor_source.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/core/tensor_view.hpp>
+#include <numgap/graph/concepts.hpp>
+#include <numgap/graph/topological_order.hpp>
+#include <numgap/match/match_auto.hpp>
+#include <numgap/match/match_options.hpp>
+#include <numgap/match/match_result.hpp>
+#include <numgap/metric/evaluate.hpp>
+#include <numgap/metric/evaluation.hpp>
+#include <numgap/metric/metric_set.hpp>
+#include <numgap/report/analyze_report.hpp>
+#include <numgap/report/comparison_report.hpp>
+
+namespace numgap {
+
+namespace detail {
+// Report names for every node of g: its own name, made unique when needed.
+template <graph G> std::vector<std::string> report_names(const G& g) {
+    const std::size_t n = numgap::num_nodes(g);
+    std::vector<std::string> names(n);
+    std::unordered_map<std::string, std::size_t> seen;
+    seen.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        names[i] = std::string(numgap::node_name(g, i));
+        ++seen[names[i]];
+    }
+    for (std::size_t i = 0; i < n; ++i)
+        if (names[i].empty() || seen[names[i]] > 1) names[i] += "#" + std::to_string(i);
+    return names;
+}
+
+inline std::vector<std::string> names_of(const std::vector<std::string>& names,
+                                  const std::vector<std::size_t>& nodes) {
+    std::vector<std::string> result;
+    result.reserve(nodes.size());
+    for (std::size_t node : nodes) result.push_back(names[node]);
+    return result;
+}
+
+inline void fill_metrics(group_report& row, const evaluation& result) {
+    row.count = result.count;
+    row.metrics.clear();
+    bool all_passed = true;
+    for (const metric_result& metric : result.metrics) {
+        report_metric entry;
+        entry.name = metric.name;
+        entry.value = metric.value;
+        if (metric.rule) {
+            entry.comparison = std::string(symbol_of(metric.rule->op));
+            entry.threshold = metric.rule->value;
+        }
+        entry.passed = metric.passed;
+        all_passed = all_passed && metric.passed;
+        row.metrics.push_back(std::move(entry));
+    }
+    row.status = all_passed ? group_status::pass : group_status::fail;
+}
+
+template <class RefSource, class TargetSource>
+void compare_group(group_report& row, RefSource& reference_source, TargetSource& target_source,
+                   const metric_set& metrics, const evaluate_options& options) {
+    if (row.reference_tensor.empty() || row.target_tensor.empty()) {
+        row.status = group_status::missing;
+        row.message = row.reference_tensor.empty()
+                          ? "the reference nodes of this group have no output tensor to compare"
+                          : "the target nodes of this group have no output tensor to compare";
+        return;
+    }
+    try {
+        auto reference = fetch_tensor(reference_source, row.reference_tensor);
+        auto target = fetch_tensor(target_source, row.target_tensor);
+        if (!reference || !target) {
+            row.status = group_status::missing;
+            row.message = !reference && !target
+                              ? "neither tensor was dumped (reference '" + row.reference_tensor +
+                                    "', target '" + row.target_tensor + "')"
+                          : !reference ? "reference tensor '" + row.reference_tensor + "' was not dumped"
+                                       : "target tensor '" + row.target_tensor + "' was not dumped";
+            return;
+        }
+        tensor_view reference_view = view_of(*reference);
+        tensor_view target_view = view_of(*target);
+        // Name the views after their keys when the source did not, so that
+        // validation errors say which tensor is wrong.
+        if (reference_view.name().empty()) reference_view.with_name(row.reference_tensor);
+        if (target_view.name().empty()) target_view.with_name(row.target_tensor);
+        row.dtype_reference = std::string(name_of(reference_view.type()));
+        row.dtype_target = std::string(name_of(target_view.type()));
+        row.quantization_reference = describe_quantization(reference_view);
+        row.quantization_target = describe_quantization(target_view);
+        const auto logical = reference_view.logical_shape();
+        row.shape.assign(logical.begin(), logical.begin() + reference_view.rank());
+        fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
+    } catch (const std::exception& failure) {
+        row.status = group_status::error;
+        row.metrics.clear();
+        row.message = failure.what();
+    }
+}
+} // namespace detail
+
+template <graph ReferenceGraph, graph TargetGraph, class ReferenceSource, class TargetSource>
+    requires tensor_source<std::remove_reference_t<ReferenceSource>> &&
+             tensor_source<std::remove_reference_t<TargetSource>>
+comparison_report compare_runs(const ReferenceGraph& reference_graph, const TargetGraph& target_graph,
+                               const match_result& matches, ReferenceSource&& reference_source,
+                               TargetSource&& target_source, const metric_set& metrics,
+                               const compare_options& options = {}) {
+    comparison_report report;
+    report.metric_names = metrics.names();
+
+    const std::vector<std::string> reference_names = detail::report_names(reference_graph);
+    const std::vector<std::string> target_names = detail::report_names(target_graph);
+    const std::vector<std::size_t> order = topological_order(reference_graph);
+    std::vector<std::size_t> position(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+    report.reference_graph.reserve(order.size());
+    for (std::size_t node : order) {
+        report_node snapshot;
+        snapshot.name = reference_names[node];
+        snapshot.op = std::string(numgap::op_type(reference_graph, node));
+        for (auto producer : numgap::producers(reference_graph, node))
+            snapshot.producers.push_back(position[static_cast<std::size_t>(producer)]);
+        std::sort(snapshot.producers.begin(), snapshot.producers.end());
+        snapshot.producers.erase(std::unique(snapshot.producers.begin(), snapshot.producers.end()),
+                                 snapshot.producers.end());
+        report.reference_graph.push_back(std::move(snapshot));
+    }
+
+    report.groups.reserve(matches.groups.size() + matches.unmatched_reference.size() +
+                          matches.unmatched_target.size());
+    for (const match_group& group : matches.groups) {
+        group_report row;
+        row.reference_nodes = detail::names_of(reference_names, group.reference_nodes);
+        row.target_nodes = detail::names_of(target_names, group.target_nodes);
+        row.reference_tensor = group.reference_tensor;
+        row.target_tensor = group.target_tensor;
+        row.kind = std::string(to_string(group.kind));
+        row.strategy = group.strategy;
+        row.confidence = group.confidence;
+        row.op = std::string(numgap::op_type(reference_graph, group.reference_output_node));
+        report.groups.push_back(std::move(row));
+    }
+    const std::size_t compared_groups = report.groups.size();
+    for (std::size_t node : matches.unmatched_reference) {
+        group_report row;
+        row.reference_nodes = {reference_names[node]};
+        row.op = std::string(numgap::op_type(reference_graph, node));
+        row.status = group_status::unmatched;
+        row.message = "no target node matches this reference node";
+        report.groups.push_back(std::move(row));
+    }
+    for (std::size_t node : matches.unmatched_target) {
+        group_report row;
+        row.target_nodes = {target_names[node]};
+        row.op = std::string(numgap::op_type(target_graph, node));
+        row.status = group_status::unmatched;
+        row.message = "no reference node matches this target node";
+        report.groups.push_back(std::move(row));
+    }
+
+    std::size_t workers = options.threads ? options.threads
+                                          : std::max<std::size_t>(1, std::thread::hardware_concurrency());
+    workers = std::min(workers, std::max<std::size_t>(1, compared_groups));
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex progress_mutex;
+    std::size_t done = 0;
+    std::exception_ptr callback_failure;
+    auto work = [&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+            const std::size_t index = next.fetch_add(1, std::memory_order_relaxed);
+            if (index >= compared_groups) return;
+            detail::compare_group(report.groups[index], reference_source, target_source, metrics,
+                                  options.evaluate);
+            if (options.progress) {
+                std::lock_guard lock(progress_mutex);
+                ++done;
+                try {
+                    if (!callback_failure) options.progress(done, compared_groups);
+                } catch (...) {
+                    callback_failure = std::current_exception();
+                    stop = true;
+                }
+            }
+        }
+    };
+    if (workers <= 1) {
+        work();
+    } else {
+        std::vector<std::thread> pool;
+        pool.reserve(workers - 1);
+        try {
+            for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+        } catch (...) {
+            // Could not start every thread: the ones running and this one finish the job.
+        }
+        work();
+        for (std::thread& thread : pool) thread.join();
+    }
+    if (callback_failure) std::rethrow_exception(callback_failure);
+
+    analyze_report(report);
+    return report;
+}
+
+template <graph ReferenceGraph, graph TargetGraph, class ReferenceSource, class TargetSource>
+    requires tensor_source<std::remove_reference_t<ReferenceSource>> &&
+             tensor_source<std::remove_reference_t<TargetSource>>
+comparison_report compare_runs(const ReferenceGraph& reference_graph, const TargetGraph& target_graph,
+                               ReferenceSource&& reference_source, TargetSource&& target_source,
+                               const metric_set& metrics, const match_options& matching = {},
+                               const compare_options& options = {}) {
+    const match_result matches = match_auto(reference_graph, target_graph, matching);
+    return compare_runs(reference_graph, target_graph, matches, reference_source, target_source,
+                        metrics, options);
+}
+
+} // namespace numgap

@@ -1,0 +1,81 @@
+#pragma once
+// dump_failing_pairs: writes the reference and target tensors of every failing
+// group as float32 .npy files, dequantized and in reference layout, for
+// further study in NumPy ("<NNN>_<node>.reference.npy" / ".target.npy", NNN
+// the group's reference topological position so files sort in execution order).
+//
+// Why float32 in reference layout: that is the form both sides were compared
+// in, so np.load(a) - np.load(b) shows exactly the error the metrics measured,
+// whatever the target's dtype, quantization or axis_order. Tensors are reloaded
+// from the sources one pair at a time, so memory stays at one pair.
+// Node names are made file-safe (anything but letters, digits, '.', '-' and
+// '_' becomes '_').
+// Complexity: O(elements of the failing pairs). Throws: numgap::error when the
+// directory cannot be created, a file cannot be written, or a tensor can no
+// longer be loaded; std::bad_alloc. Returns the number of pairs written.
+#include <cstddef>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include <numgap/compare/tensor_source.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/io/npy.hpp>
+#include <numgap/kernels/copy_as_float.hpp>
+#include <numgap/report/comparison_report.hpp>
+
+namespace numgap {
+
+namespace detail {
+inline std::string file_safe(std::string_view name) {
+    std::string safe(name);
+    for (char& c : safe) {
+        const bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                          c == '.' || c == '-' || c == '_';
+        if (!keep) c = '_';
+    }
+    if (safe.empty() || safe == "." || safe == "..") safe = "_" + safe;
+    return safe;
+}
+
+template <class Source>
+void dump_one(Source& source, const std::string& key, const std::filesystem::path& path) {
+    auto held = fetch_tensor(source, key);
+    if (!held) throw error("cannot dump tensor '" + key + "': the run no longer has it");
+    const tensor_view view = view_of(*held);
+    std::vector<float> values(static_cast<std::size_t>(view.size()));
+    copy_as_float(view, std::span<float>(values));
+    const auto logical = view.logical_shape();
+    const std::vector<std::int64_t> shape(logical.begin(), logical.begin() + view.rank());
+    io::write_npy(path, values.data(), shape);
+}
+} // namespace detail
+
+template <class ReferenceSource, class TargetSource>
+    requires tensor_source<std::remove_reference_t<ReferenceSource>> &&
+             tensor_source<std::remove_reference_t<TargetSource>>
+std::size_t dump_failing_pairs(const comparison_report& report, ReferenceSource&& reference_source,
+                               TargetSource&& target_source, const std::filesystem::path& directory) {
+    std::error_code failure;
+    std::filesystem::create_directories(directory, failure);
+    if (failure)
+        throw error("cannot create the directory '" + directory.string() +
+                    "' for failing pairs: " + failure.message());
+    std::size_t written = 0;
+    for (const group_report& group : report.groups) {
+        if (group.status != group_status::fail) continue;
+        char order[24];
+        std::snprintf(order, sizeof order, "%03zu_", group.order);
+        const std::string stem =
+            order + detail::file_safe(group.reference_nodes.empty() ? group.reference_tensor : group.reference_nodes.back());
+        detail::dump_one(reference_source, group.reference_tensor, directory / (stem + ".reference.npy"));
+        detail::dump_one(target_source, group.target_tensor, directory / (stem + ".target.npy"));
+        ++written;
+    }
+    return written;
+}
+
+} // namespace numgap

@@ -1,0 +1,87 @@
+#pragma once
+// tensor_source: what compare_runs reads tensors from, as a concept.
+//
+// Three shapes are accepted, so neither the run-directory reader nor a user's
+// in-memory buffers need wrapping:
+//   keyed:    `source.contains(key)` and `source.load(key)` returning an object
+//             with `.view()` (io::run_directory: the object owns the mapping,
+//             and is dropped as soon as the pair is compared);
+//   mapped:   `source.find(key)` / `source.end()` with `it->second`
+//             convertible to tensor_view (std::map / std::unordered_map of
+//             views over the user's memory);
+//   callable: `source(key)` returning std::optional<tensor_view> (nullopt:
+//             not dumped).
+// Thread safety: compare_runs calls contains/load/find/operator() from several
+// worker threads at once (only when compare_options::threads > 1); sources
+// must allow concurrent const-like calls. Views must stay valid while the
+// holder fetch_tensor returns is alive.
+// Complexity: O(1) beyond the source's own lookup. Throws: whatever the source
+// throws (numgap::error for bad data, by numgap's convention).
+#include <concepts>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+#include <numgap/core/tensor_view.hpp>
+
+namespace numgap {
+
+template <class S>
+concept keyed_tensor_source = requires(S& source, const std::string& key) {
+    { source.contains(key) } -> std::convertible_to<bool>;
+    { source.load(key).view() } -> std::convertible_to<tensor_view>;
+};
+
+template <class S>
+concept mapped_tensor_source = requires(S& source, const std::string& key) {
+    source.find(key) != source.end();
+    { source.find(key)->second } -> std::convertible_to<tensor_view>;
+};
+
+template <class S>
+concept callable_tensor_source = requires(S& source, const std::string& key) {
+    { source(key) } -> std::convertible_to<std::optional<tensor_view>>;
+};
+
+template <class S>
+concept tensor_source =
+    keyed_tensor_source<S> || mapped_tensor_source<S> || callable_tensor_source<S>;
+
+namespace detail {
+template <class S> struct tensor_holder {
+    using type = tensor_view;
+};
+template <keyed_tensor_source S> struct tensor_holder<S> {
+    using type = std::remove_cvref_t<decltype(std::declval<S&>().load(std::declval<const std::string&>()))>;
+};
+
+inline tensor_view view_of(const tensor_view& view) { return view; }
+template <class Holder>
+    requires requires(const Holder& holder) { holder.view(); }
+tensor_view view_of(const Holder& holder) {
+    return holder.view();
+}
+} // namespace detail
+
+// The tensor stored under `key` (kept alive by the returned holder), or
+// nullopt when the source does not have it.
+template <tensor_source S>
+std::optional<typename detail::tensor_holder<S>::type> fetch_tensor(S& source, const std::string& key) {
+    using holder = typename detail::tensor_holder<S>::type;
+    if constexpr (keyed_tensor_source<S>) {
+        if (!source.contains(key)) return std::nullopt;
+        std::optional<holder> held;
+        held.emplace(source.load(key));
+        return held;
+    } else if constexpr (mapped_tensor_source<S>) {
+        const auto found = source.find(key);
+        if (found == source.end()) return std::nullopt;
+        return holder(found->second);
+    } else {
+        std::optional<tensor_view> view = source(key);
+        return view;
+    }
+}
+
+} // namespace numgap

@@ -1,0 +1,17 @@
+#pragma once
+// Comparison reports: the plain-data model, its analysis (first divergence,
+// error origins) and the writers (CSV, JSON, DOT/SVG, Model Explorer, table).
+#include <numgap/report/analyze_report.hpp>
+#include <numgap/report/comparison_report.hpp>
+#include <numgap/report/csv.hpp>
+#include <numgap/report/dot.hpp>
+#include <numgap/report/format_double.hpp>
+#include <numgap/report/group_report.hpp>
+#include <numgap/report/group_status.hpp>
+#include <numgap/report/json.hpp>
+#include <numgap/report/model_explorer.hpp>
+#include <numgap/report/report_metric.hpp>
+#include <numgap/report/report_node.hpp>
+#include <numgap/report/report_summary.hpp>
+#include <numgap/report/summary_table.hpp>
+#include <numgap/report/svg.hpp>

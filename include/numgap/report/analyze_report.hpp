@@ -1,0 +1,161 @@
+#pragma once
+// analyze_report: fills comparison_report::summary (counts, first divergence,
+// error origins) and each group's `order` and `error_origin`.
+//
+// Definitions (they are what the user reads, so they are precise):
+// - A group's order is the topological position, in `reference_graph`, of its
+//   last reference node. Unmatched target rows have no reference node and
+//   order SIZE_MAX.
+// - The first divergence is the `fail` group with the smallest order; it is
+//   named by that last reference node. `error` groups are not divergences: they
+//   say the data could not be compared, not that it differs.
+// - A `fail` group G is an error origin when no *nearest compared ancestor* of
+//   G fails. Walking up the reference edges from G's nodes, a node in a `pass`
+//   group stops the walk (its output is fine, so error did not flow through
+//   it), a node in a `fail` group means G's error may be propagated, and
+//   anything else (an unmatched node, a missing dump, an error group) is looked
+//   through, because it tells nothing — dumps are often partial.
+// Complexity: O(N + E) for the order and first divergence, plus O(F·(N + E))
+// for origins where F is the number of failing groups (each walk visits a node
+// at most once).
+// Throws: numgap::error when a group names a reference node that is not in
+// `reference_graph`, when a node's producer index is out of range or not
+// earlier than the node (the snapshot must be topologically ordered), or when
+// two groups claim the same reference node.
+#include <algorithm>
+#include <cstddef>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/report/comparison_report.hpp>
+
+namespace numgap {
+
+namespace detail {
+inline constexpr std::size_t no_group = std::numeric_limits<std::size_t>::max();
+
+// Maps each reference_graph node to the group holding it (no_group if none)
+// and checks the snapshot's invariants; shared with the DOT writer.
+inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report& report) {
+    const std::vector<report_node>& nodes = report.reference_graph;
+    std::unordered_map<std::string, std::size_t> index_of;
+    index_of.reserve(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i) {
+        if (!index_of.emplace(nodes[i].name, i).second)
+            throw error("report's reference graph lists node '" + nodes[i].name + "' twice");
+        for (std::size_t producer : nodes[i].producers)
+            if (producer >= i)
+                throw error("report's reference graph is not in topological order: node '" +
+                            nodes[i].name + "' has producer index " + std::to_string(producer) +
+                            " which is not earlier than its own index " + std::to_string(i));
+    }
+    std::vector<std::size_t> group_of(nodes.size(), no_group);
+    for (std::size_t g = 0; g < report.groups.size(); ++g) {
+        const group_report& group = report.groups[g];
+        // Unmatched target rows name no reference node.
+        for (const std::string& name : group.reference_nodes) {
+            const auto found = index_of.find(name);
+            if (found == index_of.end())
+                throw error("report group " + std::to_string(g) + " names reference node '" + name +
+                            "', which is not in the report's reference graph");
+            if (group_of[found->second] != no_group)
+                throw error("reference node '" + name + "' belongs to two report groups (" +
+                            std::to_string(group_of[found->second]) + " and " + std::to_string(g) +
+                            ")");
+            group_of[found->second] = g;
+        }
+    }
+    return group_of;
+}
+} // namespace detail
+
+inline void analyze_report(comparison_report& report) {
+    const std::vector<std::size_t> group_of = detail::group_of_reference_nodes(report);
+    const std::vector<report_node>& nodes = report.reference_graph;
+
+    report_summary summary;
+    for (group_report& group : report.groups) {
+        group.order = detail::no_group;
+        group.error_origin = false;
+        switch (group.status) {
+        case group_status::pass: ++summary.passed; break;
+        case group_status::fail: ++summary.failed; break;
+        case group_status::missing: ++summary.missing; break;
+        case group_status::error: ++summary.errors; break;
+        case group_status::unmatched:
+            if (!group.reference_nodes.empty())
+                summary.unmatched_reference += group.reference_nodes.size();
+            else
+                summary.unmatched_target += group.target_nodes.size();
+            break;
+        }
+        if (group.status != group_status::unmatched) ++summary.groups;
+    }
+    // Nodes are in topological order, so the last node of a group is its largest index.
+    for (std::size_t node = 0; node < nodes.size(); ++node)
+        if (group_of[node] != detail::no_group) report.groups[group_of[node]].order = node;
+    for (group_report& group : report.groups)
+        if (group.reference_nodes.empty()) group.order = detail::no_group;
+
+    std::vector<std::size_t> failing;
+    for (std::size_t g = 0; g < report.groups.size(); ++g)
+        if (report.groups[g].status == group_status::fail) failing.push_back(g);
+    std::sort(failing.begin(), failing.end(), [&](std::size_t a, std::size_t b) {
+        return report.groups[a].order != report.groups[b].order
+                   ? report.groups[a].order < report.groups[b].order
+                   : a < b;
+    });
+
+    if (!failing.empty()) {
+        const group_report& first = report.groups[failing.front()];
+        summary.first_divergence_group = failing.front();
+        summary.first_divergence = first.order < nodes.size() ? nodes[first.order].name
+                                   : first.reference_nodes.empty() ? std::string()
+                                                                   : first.reference_nodes.back();
+    }
+
+    // Reused across walks; `visited_by[n] == g` marks n as seen during G's walk.
+    std::vector<std::size_t> visited_by(nodes.size(), detail::no_group);
+    std::vector<std::size_t> stack;
+    for (std::size_t g : failing) {
+        bool propagated = false;
+        stack.clear();
+        for (std::size_t node = 0; node < nodes.size(); ++node)
+            if (group_of[node] == g) {
+                visited_by[node] = g;
+                stack.push_back(node);
+            }
+        while (!stack.empty() && !propagated) {
+            const std::size_t node = stack.back();
+            stack.pop_back();
+            for (std::size_t producer : nodes[node].producers) {
+                if (visited_by[producer] == g) continue;
+                visited_by[producer] = g;
+                const std::size_t owner = group_of[producer];
+                if (owner != detail::no_group && owner != g) {
+                    if (report.groups[owner].status == group_status::pass) continue;
+                    if (report.groups[owner].status == group_status::fail) {
+                        propagated = true;
+                        break;
+                    }
+                }
+                stack.push_back(producer);
+            }
+        }
+        if (!propagated) {
+            report.groups[g].error_origin = true;
+            summary.origin_groups.push_back(g);
+            const group_report& group = report.groups[g];
+            summary.origins.push_back(group.order < nodes.size() ? nodes[group.order].name
+                                      : group.reference_nodes.empty()
+                                          ? std::string()
+                                          : group.reference_nodes.back());
+        }
+    }
+    report.summary = std::move(summary);
+}
+
+} // namespace numgap

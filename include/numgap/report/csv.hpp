@@ -1,0 +1,99 @@
+#pragma once
+// CSV writer: one row per group of a comparison_report, RFC 4180.
+//
+// Columns, in order: ref_node, target_node (several nodes joined with '+'),
+// ref_tensor, target_tensor, kind, strategy, op, shape ("1x64x56x56"; empty
+// when unknown), dtype_ref, dtype_target, quant_ref, quant_target, count, one
+// column per metric named exactly as the metric (value, shortest round-trip
+// text, "inf"/"-inf"/"nan"; empty when not computed), status, error_origin
+// ("1"/"0"), message.
+// Why RFC 4180 to the letter (CRLF records, fields holding ',', '"', CR or LF
+// quoted with inner quotes doubled): node names from real exporters contain
+// commas and quotes, and spreadsheet tools and Python's csv module expect it.
+// Complexity: O(total text). Throws: numgap::error when the file cannot be
+// written (the message names it); std::bad_alloc.
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include <numgap/core/error.hpp>
+#include <numgap/report/comparison_report.hpp>
+#include <numgap/report/detail/text.hpp>
+#include <numgap/report/format_double.hpp>
+
+namespace numgap {
+
+namespace detail {
+inline void append_csv_field(std::string& out, std::string_view field) {
+    if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+        out += field;
+        return;
+    }
+    out += '"';
+    for (char c : field) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    out += '"';
+}
+
+} // namespace detail
+
+inline std::string to_csv(const comparison_report& report) {
+    std::string out;
+    const char* const fixed_columns[] = {"ref_node", "target_node",  "ref_tensor", "target_tensor",
+                                         "kind",     "strategy",     "op",         "shape",
+                                         "dtype_ref", "dtype_target", "quant_ref", "quant_target",
+                                         "count"};
+    bool first = true;
+    auto separate = [&] {
+        if (!first) out += ',';
+        first = false;
+    };
+    for (const char* column : fixed_columns) {
+        separate();
+        out += column;
+    }
+    for (const std::string& metric : report.metric_names) {
+        separate();
+        detail::append_csv_field(out, metric);
+    }
+    out += ",status,error_origin,message\r\n";
+
+    for (const group_report& group : report.groups) {
+        first = true;
+        const std::string cells[] = {detail::join_names(group.reference_nodes, "+"),
+                                     detail::join_names(group.target_nodes, "+"),
+                                     group.reference_tensor,
+                                     group.target_tensor,
+                                     group.kind,
+                                     group.strategy,
+                                     group.op,
+                                     detail::format_shape(group.shape),
+                                     group.dtype_reference,
+                                     group.dtype_target,
+                                     group.quantization_reference,
+                                     group.quantization_target,
+                                     group.compared() ? std::to_string(group.count) : std::string()};
+        for (const std::string& cell : cells) {
+            separate();
+            detail::append_csv_field(out, cell);
+        }
+        for (const std::string& metric : report.metric_names) {
+            separate();
+            if (const report_metric* found = group.find_metric(metric)) out += format_double(found->value);
+        }
+        out += ',';
+        out += name_of(group.status);
+        out += group.error_origin ? ",1," : ",0,";
+        detail::append_csv_field(out, group.message);
+        out += "\r\n";
+    }
+    return out;
+}
+
+inline void write_csv(const comparison_report& report, const std::filesystem::path& path) {
+    detail::write_text_file(path, to_csv(report), "CSV report");
+}
+
+} // namespace numgap

@@ -1,0 +1,49 @@
+#pragma once
+// Text helpers shared by the report writers: joining node names, shape text,
+// and writing a whole file with an error that names it.
+// Complexity: linear in the text. Throws: numgap::error (write_text_file, naming
+// the file and the OS reason); std::bad_alloc.
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+
+namespace numgap::detail {
+
+inline std::string join_names(const std::vector<std::string>& names, std::string_view separator) {
+    std::string joined;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (i) joined += separator;
+        joined += names[i];
+    }
+    return joined;
+}
+
+inline std::string format_shape(const std::vector<std::int64_t>& shape) {
+    std::string text;
+    for (std::size_t i = 0; i < shape.size(); ++i) {
+        if (i) text += 'x';
+        text += std::to_string(shape[i]);
+    }
+    return text;
+}
+
+inline void write_text_file(const std::filesystem::path& path, std::string_view text,
+                            std::string_view what) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (!file)
+        throw error("cannot write " + std::string(what) + " '" + path.string() +
+                    "': " + std::strerror(errno));
+    file.write(text.data(), std::streamsize(text.size()));
+    file.close();
+    if (!file)
+        throw error("writing " + std::string(what) + " '" + path.string() +
+                    "' failed (disk full or I/O error)");
+}
+} // namespace numgap::detail

@@ -1,0 +1,138 @@
+#pragma once
+// Graphviz DOT of the report's reference graph, nodes coloured by status.
+//
+// Colours: pass green, fail orange, error origin red (bold border), unmatched
+// grey (dashed), missing white (dashed), error purple. Each label holds the
+// node name, its op and the chosen metric's value for the node's group (the
+// first metric with a threshold unless dot_options::metric says otherwise), so
+// the picture answers "where does it go wrong" without the table. A legend
+// cluster explains the colours. Node ids are generated ("n0", "n1", ...) and
+// names only appear inside escaped labels, so any node name is safe.
+// Complexity: O(N + E) in the reference graph. Throws: numgap::error when the
+// report's reference graph is inconsistent (see analyze_report.hpp), when
+// dot_options::metric is not one of the report's metrics, or when the file
+// cannot be written.
+#include <filesystem>
+#include <iterator>
+#include <utility>
+#include <string>
+#include <string_view>
+
+#include <numgap/core/error.hpp>
+#include <numgap/report/analyze_report.hpp>
+#include <numgap/report/comparison_report.hpp>
+#include <numgap/report/detail/text.hpp>
+#include <numgap/report/format_double.hpp>
+
+namespace numgap {
+
+struct dot_options {
+    std::string metric; // empty: the first metric with a threshold, else the first metric
+    std::string graph_name = "numgap";
+};
+
+namespace detail {
+inline void append_dot_escaped(std::string& out, std::string_view text) {
+    for (char c : text) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (c == '\n')
+            out += "\\n";
+        else if (c != '\r')
+            out += c;
+    }
+}
+
+// The metric a one-number view (DOT label, Model Explorer overlay) shows.
+inline std::string chosen_metric(const comparison_report& report, std::string_view requested) {
+    if (!requested.empty()) {
+        for (const std::string& name : report.metric_names)
+            if (name == requested) return name;
+        throw error("metric '" + std::string(requested) +
+                    "' is not in the report (its metrics are: " +
+                    join_names(report.metric_names, ", ") + ")");
+    }
+    for (const std::string& name : report.metric_names)
+        for (const group_report& group : report.groups)
+            if (const report_metric* metric = group.find_metric(name); metric && metric->has_rule())
+                return name;
+    return report.metric_names.empty() ? std::string() : report.metric_names.front();
+}
+
+struct dot_style {
+    const char* fill;
+    const char* font;
+    const char* style;
+    const char* pen;
+};
+
+inline dot_style dot_style_of(const group_report* group) {
+    if (!group || group->status == group_status::unmatched)
+        return {"#e0e0e0", "#424242", "rounded,filled,dashed", "1"};
+    if (group->error_origin) return {"#e53935", "#ffffff", "rounded,filled,bold", "3"};
+    switch (group->status) {
+    case group_status::pass: return {"#c8e6c9", "#1b5e20", "rounded,filled", "1"};
+    case group_status::fail: return {"#ffcc80", "#4e2600", "rounded,filled", "1"};
+    case group_status::missing: return {"#ffffff", "#616161", "rounded,filled,dashed", "1"};
+    case group_status::error: return {"#ce93d8", "#311b92", "rounded,filled", "1"};
+    case group_status::unmatched: break;
+    }
+    return {"#e0e0e0", "#424242", "rounded,filled,dashed", "1"};
+}
+} // namespace detail
+
+inline std::string to_dot(const comparison_report& report, const dot_options& options = {}) {
+    const std::vector<std::size_t> group_of = detail::group_of_reference_nodes(report);
+    const std::string metric = detail::chosen_metric(report, options.metric);
+    std::string out = "digraph \"";
+    detail::append_dot_escaped(out, options.graph_name);
+    out += "\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
+           "  edge [color=\"#757575\"];\n";
+    for (std::size_t i = 0; i < report.reference_graph.size(); ++i) {
+        const report_node& node = report.reference_graph[i];
+        const group_report* group =
+            group_of[i] == detail::no_group ? nullptr : &report.groups[group_of[i]];
+        const detail::dot_style style = detail::dot_style_of(group);
+        std::string label = node.name;
+        if (!node.op.empty()) label += "\n" + node.op;
+        if (!group || group->status == group_status::unmatched) {
+            label += "\nunmatched";
+        } else if (group->compared()) {
+            if (const report_metric* value = group->find_metric(metric))
+                label += "\n" + metric + " = " + format_double_short(value->value);
+            if (group->error_origin) label += "\nerror origin";
+        } else {
+            label += "\n" + std::string(name_of(group->status));
+        }
+        out += "  n" + std::to_string(i) + " [label=\"";
+        detail::append_dot_escaped(out, label);
+        out += "\", style=\"" + std::string(style.style) + "\", fillcolor=\"" + style.fill +
+               "\", fontcolor=\"" + style.font + "\", penwidth=" + style.pen + "];\n";
+    }
+    for (std::size_t i = 0; i < report.reference_graph.size(); ++i)
+        for (std::size_t producer : report.reference_graph[i].producers)
+            out += "  n" + std::to_string(producer) + " -> n" + std::to_string(i) + ";\n";
+    out += "  subgraph cluster_legend {\n    label=\"legend\"; fontname=\"Helvetica\"; "
+           "fontsize=10; color=\"#bdbdbd\";\n";
+    group_report sample;
+    const std::pair<const char*, group_status> entries[] = {
+        {"pass", group_status::pass},       {"fail (propagated)", group_status::fail},
+        {"error origin", group_status::fail}, {"missing dump", group_status::missing},
+        {"error", group_status::error},     {"unmatched", group_status::unmatched}};
+    for (std::size_t e = 0; e < std::size(entries); ++e) {
+        sample.status = entries[e].second;
+        sample.error_origin = e == 2;
+        const detail::dot_style style = detail::dot_style_of(&sample);
+        out += "    legend_" + std::to_string(e) + " [label=\"" + entries[e].first +
+               "\", style=\"" + style.style + "\", fillcolor=\"" + style.fill +
+               "\", fontcolor=\"" + style.font + "\", penwidth=" + style.pen + "];\n";
+    }
+    out += "  }\n}\n";
+    return out;
+}
+
+inline void write_dot(const comparison_report& report, const std::filesystem::path& path,
+                      const dot_options& options = {}) {
+    detail::write_text_file(path, to_dot(report, options), "DOT graph");
+}
+
+} // namespace numgap

@@ -1,0 +1,56 @@
+#pragma once
+// group_report: one row of a comparison report — a match group (one or more
+// reference nodes against one or more target nodes, compared through one
+// tensor per side) or one unmatched node.
+//
+// Why so many plain fields: every writer (CSV, JSON, DOT, Model Explorer, the
+// CLI table) reads the same row, and a person debugging an accuracy drop needs
+// the dtypes and quantization next to the numbers to tell a quantization
+// artefact from a real bug. Shape is the reference tensor's shape in reference
+// dimension order (empty when not loaded).
+// Complexity: O(1). Throws: nothing.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <numgap/report/group_status.hpp>
+#include <numgap/report/report_metric.hpp>
+
+namespace numgap {
+
+struct group_report {
+    std::vector<std::string> reference_nodes;
+    std::vector<std::string> target_nodes;
+    std::string reference_tensor;
+    std::string target_tensor;
+    std::string kind;     // the matcher's match kind ("one_to_one", "fused", ...)
+    std::string strategy; // which matcher produced the group ("name", "handle", ...)
+    double confidence = 1.0;
+    std::string op; // op of the group's reference output node
+    std::vector<std::int64_t> shape;
+    std::string dtype_reference;
+    std::string dtype_target;
+    std::string quantization_reference; // empty when not quantized
+    std::string quantization_target;
+    std::int64_t count = 0; // elements compared
+    std::vector<report_metric> metrics;
+    group_status status = group_status::pass;
+    std::string message; // why missing / error; empty otherwise
+    // Filled by analyze_report: the group's position in reference topological
+    // order (that of its last reference node) and whether error starts here.
+    std::size_t order = 0;
+    bool error_origin = false;
+
+    const report_metric* find_metric(std::string_view name) const noexcept {
+        for (const report_metric& metric : metrics)
+            if (metric.name == name) return &metric;
+        return nullptr;
+    }
+    bool compared() const noexcept {
+        return status == group_status::pass || status == group_status::fail;
+    }
+};
+
+} // namespace numgap

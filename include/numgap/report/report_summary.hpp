@@ -1,0 +1,32 @@
+#pragma once
+// report_summary: the counts and the two answers a user reads first — where
+// the target first diverges and which groups introduce error.
+//
+// `groups` counts match groups (rows that are not `unmatched`);
+// `unmatched_reference`/`unmatched_target` count unmatched nodes. The first
+// divergence is the earliest failing group in reference topological order,
+// named by its last reference node; origins are failing groups none of whose
+// nearest compared ancestors fails (see analyze_report.hpp).
+// Complexity: O(1). Throws: nothing.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace numgap {
+
+struct report_summary {
+    std::size_t groups = 0;
+    std::size_t passed = 0;
+    std::size_t failed = 0;
+    std::size_t missing = 0;
+    std::size_t errors = 0;
+    std::size_t unmatched_reference = 0;
+    std::size_t unmatched_target = 0;
+    std::optional<std::size_t> first_divergence_group; // index into comparison_report::groups
+    std::string first_divergence;                      // reference node name; empty when none
+    std::vector<std::size_t> origin_groups;            // in reference topological order
+    std::vector<std::string> origins;                  // last reference node of each origin group
+};
+
+} // namespace numgap

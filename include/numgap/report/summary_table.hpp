@@ -1,0 +1,157 @@
+#pragma once
+// format_summary_table: the human-readable summary the CLI prints — worst
+// groups first, then the counts, the first divergence and the error origins.
+//
+// Order of rows: errors, then failures (error origins first, then more failed
+// metrics first, then the worse value of the first thresholded metric — lower
+// for ">" rules, higher for "<" rules), then missing dumps, then passes in
+// reference order; unmatched nodes are counted, not listed. At most
+// `max_rows` rows are shown; the rest are summarised in one line, because a
+// 5,000-layer model must not bury the answer. The library never prints: this
+// returns the text.
+// Complexity: O(G log G) for G groups. Throws: std::bad_alloc.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <numgap/report/comparison_report.hpp>
+#include <numgap/report/detail/text.hpp>
+#include <numgap/report/format_double.hpp>
+
+namespace numgap {
+
+struct summary_table_options {
+    std::size_t max_rows = 25;
+    std::size_t max_name_width = 40;
+};
+
+namespace detail {
+inline std::string clip(std::string text, std::size_t width) {
+    if (text.size() <= width || width < 4) return text;
+    return text.substr(0, width - 3) + "...";
+}
+
+inline int severity(const group_report& group) {
+    switch (group.status) {
+    case group_status::error: return 0;
+    case group_status::fail: return group.error_origin ? 1 : 2;
+    case group_status::missing: return 3;
+    case group_status::pass: return 4;
+    case group_status::unmatched: return 5;
+    }
+    return 5;
+}
+
+// Larger is worse; NaN counts as worst of all.
+inline double badness(const group_report& group, const std::string& metric) {
+    const report_metric* value = group.find_metric(metric);
+    if (!value || !value->has_rule()) return 0;
+    if (std::isnan(value->value)) return HUGE_VAL;
+    return value->comparison.front() == '>' ? -value->value : value->value;
+}
+} // namespace detail
+
+inline std::string format_summary_table(const comparison_report& report,
+                                        const summary_table_options& options = {}) {
+    std::string primary;
+    for (const std::string& name : report.metric_names) {
+        for (const group_report& group : report.groups)
+            if (const report_metric* m = group.find_metric(name); m && m->has_rule()) {
+                primary = name;
+                break;
+            }
+        if (!primary.empty()) break;
+    }
+
+    std::vector<std::size_t> rows;
+    for (std::size_t g = 0; g < report.groups.size(); ++g)
+        if (report.groups[g].status != group_status::unmatched) rows.push_back(g);
+    std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
+        const group_report& x = report.groups[a];
+        const group_report& y = report.groups[b];
+        if (detail::severity(x) != detail::severity(y)) return detail::severity(x) < detail::severity(y);
+        if (x.status == group_status::fail) {
+            const auto failed = [](const group_report& g) {
+                return std::count_if(g.metrics.begin(), g.metrics.end(),
+                                     [](const report_metric& m) { return !m.passed; });
+            };
+            if (failed(x) != failed(y)) return failed(x) > failed(y);
+            const double bx = detail::badness(x, primary), by = detail::badness(y, primary);
+            if (bx != by) return bx > by;
+        }
+        return x.order < y.order;
+    });
+
+    std::vector<std::string> header = {"status", "reference", "target", "op", "shape", "dtypes"};
+    for (const std::string& metric : report.metric_names) header.push_back(metric);
+    header.push_back("note");
+    std::vector<std::vector<std::string>> table{header};
+    const std::size_t shown = std::min(rows.size(), options.max_rows);
+    for (std::size_t r = 0; r < shown; ++r) {
+        const group_report& group = report.groups[rows[r]];
+        std::vector<std::string> line = {
+            std::string(name_of(group.status)),
+            detail::clip(detail::join_names(group.reference_nodes, "+"), options.max_name_width),
+            detail::clip(detail::join_names(group.target_nodes, "+"), options.max_name_width),
+            detail::clip(group.op, 24),
+            detail::format_shape(group.shape),
+            group.dtype_reference.empty() && group.dtype_target.empty()
+                ? std::string()
+                : group.dtype_reference + "/" + group.dtype_target};
+        for (const std::string& name : report.metric_names) {
+            const report_metric* metric = group.find_metric(name);
+            line.push_back(!metric ? std::string()
+                                   : format_double_short(metric->value) + (metric->passed ? "" : " !"));
+        }
+        std::string note;
+        if (report.summary.first_divergence_group == rows[r]) note = "<- first divergence";
+        if (group.error_origin) note += note.empty() ? "<- error origin" : ", error origin";
+        if (!group.message.empty()) note += (note.empty() ? "" : "; ") + detail::clip(group.message, 100);
+        line.push_back(note);
+        table.push_back(std::move(line));
+    }
+
+    std::vector<std::size_t> widths(header.size(), 0);
+    for (const auto& line : table)
+        for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], line[c].size());
+    std::string out;
+    for (std::size_t l = 0; l < table.size(); ++l) {
+        std::string text;
+        for (std::size_t c = 0; c < table[l].size(); ++c) {
+            text += table[l][c];
+            if (c + 1 < table[l].size()) text += std::string(widths[c] - table[l][c].size() + 2, ' ');
+        }
+        while (!text.empty() && text.back() == ' ') text.pop_back();
+        out += text + '\n';
+        if (l == 0) {
+            std::size_t total = 0;
+            for (std::size_t w : widths) total += w + 2;
+            out += std::string(std::min<std::size_t>(total, 160), '-') + '\n';
+        }
+    }
+    if (rows.size() > shown)
+        out += "... " + std::to_string(rows.size() - shown) + " more groups (see --csv/--json)\n";
+
+    const report_summary& s = report.summary;
+    out += "\n" + std::to_string(s.groups) + " groups: " + std::to_string(s.passed) + " passed, " +
+           std::to_string(s.failed) + " failed, " + std::to_string(s.missing) + " missing, " +
+           std::to_string(s.errors) + " errors; unmatched nodes: " +
+           std::to_string(s.unmatched_reference) + " reference, " +
+           std::to_string(s.unmatched_target) + " target\n";
+    if (s.first_divergence_group) {
+        const group_report& first = report.groups[*s.first_divergence_group];
+        out += "first divergence: " + s.first_divergence +
+               (first.op.empty() ? std::string() : " (" + first.op + ")") + "\n";
+    } else {
+        out += "first divergence: none\n";
+    }
+    out += "error origins:";
+    if (s.origins.empty()) out += " none";
+    for (std::size_t i = 0; i < s.origins.size(); ++i) out += (i ? ", " : " ") + s.origins[i];
+    out += '\n';
+    return out;
+}
+
+} // namespace numgap

@@ -1,0 +1,126 @@
+#pragma once
+// render_svg: runs Graphviz `dot -Tsvg` on a DOT file, with a time limit.
+//
+// Why a child process with a deadline instead of std::system: Graphviz layout
+// is super-linear and a graph of tens of thousands of nodes can run for hours;
+// the caller must get a clear error after `time_limit`, not a hung CLI. The
+// child is started with posix_spawnp (no shell, so paths need no quoting),
+// polled with waitpid(WNOHANG) and killed with SIGKILL on timeout. Its stderr
+// goes to `<svg>.dot-stderr.txt` next to the output, read back into the error
+// message when dot fails, then removed.
+// Complexity: that of Graphviz, bounded by time_limit. Throws: numgap::error
+// when `dot` is not installed (the message says so and suggests --dot), when it
+// exits with an error (its first stderr line is quoted), when it is killed by
+// the time limit, or when it cannot be started. POSIX only; elsewhere it
+// throws a numgap::error saying SVG rendering is unsupported.
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <numgap/core/error.hpp>
+#include <numgap/report/format_double.hpp>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+extern char** environ;
+#endif
+
+namespace numgap {
+
+struct svg_options {
+    std::string dot_program = "dot"; // looked up in PATH when it has no '/'
+    std::chrono::milliseconds time_limit{std::chrono::seconds(60)};
+};
+
+inline void render_svg(const std::filesystem::path& dot_file, const std::filesystem::path& svg_file,
+                       const svg_options& options = {}) {
+#if defined(__unix__) || defined(__APPLE__)
+    if (!std::filesystem::exists(dot_file))
+        throw error("cannot render SVG: DOT file '" + dot_file.string() + "' does not exist");
+    const std::filesystem::path stderr_file = svg_file.string() + ".dot-stderr.txt";
+    const std::string program = options.dot_program;
+    std::string output_flag = "-o" + svg_file.string();
+    std::string input = dot_file.string();
+    char type_flag[] = "-Tsvg";
+    char* argv[] = {const_cast<char*>(program.c_str()), type_flag, output_flag.data(), input.data(),
+                    nullptr};
+
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_file.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    pid_t child = -1;
+    const int spawn_status = posix_spawnp(&child, program.c_str(), &actions, nullptr, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    auto read_first_stderr_line = [&] {
+        std::ifstream file(stderr_file);
+        std::string line;
+        std::getline(file, line);
+        file.close();
+        std::error_code ignored;
+        std::filesystem::remove(stderr_file, ignored);
+        return line;
+    };
+    if (spawn_status != 0) {
+        read_first_stderr_line();
+        if (spawn_status == ENOENT)
+            throw error("cannot render SVG '" + svg_file.string() + "': the Graphviz program '" +
+                        program +
+                        "' is not installed or not in PATH; install graphviz, or write the "
+                        "graph with --dot and render it elsewhere");
+        throw error("cannot render SVG '" + svg_file.string() + "': starting '" + program +
+                    "' failed: " + std::strerror(spawn_status));
+    }
+
+    const auto deadline = std::chrono::steady_clock::now() + options.time_limit;
+    int wait_status = 0;
+    for (auto pause = std::chrono::milliseconds(1);;) {
+        const pid_t done = waitpid(child, &wait_status, WNOHANG);
+        if (done == child) break;
+        if (done < 0 && errno != EINTR) {
+            read_first_stderr_line();
+            throw error("cannot render SVG '" + svg_file.string() + "': waiting for '" + program +
+                        "' failed: " + std::strerror(errno));
+        }
+        if (std::chrono::steady_clock::now() >= deadline) {
+            kill(child, SIGKILL);
+            waitpid(child, &wait_status, 0);
+            read_first_stderr_line();
+            std::error_code ignored;
+            std::filesystem::remove(svg_file, ignored);
+            throw error("rendering SVG '" + svg_file.string() + "' with '" + program +
+                        "' did not finish within " +
+                        format_double_short(double(options.time_limit.count()) / 1000.0, 4) +
+                        " s and was stopped; the graph is probably too large for Graphviz — "
+                        "use the DOT file or the Model Explorer overlay instead");
+        }
+        std::this_thread::sleep_for(pause);
+        if (pause < std::chrono::milliseconds(50)) pause *= 2;
+    }
+    const std::string diagnostics = read_first_stderr_line();
+    if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127)
+        throw error("cannot render SVG '" + svg_file.string() + "': the Graphviz program '" +
+                    program + "' could not be executed; install graphviz, or write the graph "
+                    "with --dot and render it elsewhere");
+    if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0)
+        throw error("rendering SVG '" + svg_file.string() + "' with '" + program + "' failed" +
+                    (diagnostics.empty() ? std::string() : ": " + diagnostics));
+#else
+    (void)dot_file;
+    (void)options;
+    throw error("cannot render SVG '" + svg_file.string() +
+                "': running Graphviz is only supported on POSIX systems; write the graph with "
+                "--dot and render it with dot -Tsvg");
+#endif
+}
+
+} // namespace numgap

@@ -1,0 +1,309 @@
+// Pins down the numgap command-line tool end to end: exit status 0/1/2, the
+// messages for every kind of unusable input (each names the file, key or
+// node), partial dumps reported as missing, the written reports, and the demo
+// pinpointing its injected fault. Runs the built binary named by the
+// NUMGAP_CLI environment variable (CTest sets it); without it the cases are
+// skipped with a visible message.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/wait.h>
+
+#include <numgap/core/tensor_view.hpp>
+#include <numgap/io/npy.hpp>
+
+namespace {
+namespace fs = std::filesystem;
+
+struct cli_result {
+    int status = -1;
+    std::string out, err;
+};
+
+const char* cli_path() { return std::getenv("NUMGAP_CLI"); }
+
+std::string slurp(const fs::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+std::string quote(const std::string& text) {
+    std::string quoted = "'";
+    for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+// A fresh scratch directory per test case.
+fs::path scratch(const std::string& name) {
+    const fs::path dir = fs::temp_directory_path() / ("numgap_cli_test_" + name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir;
+}
+
+cli_result run_cli(const std::vector<std::string>& args, const fs::path& work) {
+    std::string command = quote(cli_path());
+    for (const std::string& arg : args) command += " " + quote(arg);
+    command += " >" + quote((work / "stdout.txt").string()) + " 2>" + quote((work / "stderr.txt").string());
+    const int raw = std::system(command.c_str());
+    cli_result result;
+    result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    result.out = slurp(work / "stdout.txt");
+    result.err = slurp(work / "stderr.txt");
+    return result;
+}
+
+void write_file(const fs::path& path, const std::string& bytes) {
+    fs::create_directories(path.parent_path());
+    std::ofstream(path, std::ios::binary) << bytes;
+}
+
+void write_floats(const fs::path& path, const std::vector<float>& values) {
+    fs::create_directories(path.parent_path());
+    const std::vector<std::int64_t> shape = {std::int64_t(values.size())};
+    numgap::io::write_npy(path, values.data(), shape);
+}
+
+// A valid .npy header for `descr` and `shape_text`, padded like NumPy's.
+std::string npy_header(const std::string& descr, const std::string& shape_text) {
+    std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape_text + ", }";
+    while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
+    dict += '\n';
+    std::string header = "\x93NUMPY";
+    header += '\x01';
+    header += '\x00';
+    header += char(dict.size() & 0xff);
+    header += char(dict.size() >> 8);
+    return header + dict;
+}
+
+// reference/ and target/ with three chained tensors a -> b -> c; the target's
+// `faulty` tensor (if any) is scaled so its cosine stays 1 but its error is large.
+void write_pair(const fs::path& dir, const std::string& faulty = "") {
+    const std::string graph = R"({"nodes": [{"name": "a"}, {"name": "b", "inputs": ["a"]},
+                                            {"name": "c", "inputs": ["b"]}]})";
+    for (const char* side : {"reference", "target"}) {
+        write_file(dir / side / "graph.json", graph);
+        for (const char* key : {"a", "b", "c"}) {
+            std::vector<float> values = {1.0f, -2.0f, 3.0f, 0.5f, 4.0f, -1.0f};
+            if (std::string(side) == "target" && faulty == key)
+                for (float& v : values) v = -v;
+            write_floats(dir / side / (std::string(key) + ".npy"), values);
+        }
+    }
+}
+} // namespace
+
+#define REQUIRE_CLI()                                                                        \
+    if (!cli_path()) {                                                                       \
+        MESSAGE("SKIPPED: set NUMGAP_CLI to the numgap binary to run the CLI tests");        \
+        return;                                                                              \
+    }
+
+TEST_CASE("cli: identical runs pass with exit 0; a fault gives exit 1 and names the first divergence") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("pass_fail");
+    write_pair(dir);
+    cli_result result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string()}, dir);
+    CHECK(result.status == 0);
+    CHECK(result.out.find("3 groups: 3 passed, 0 failed") != std::string::npos);
+    CHECK(result.out.find("first divergence: none") != std::string::npos);
+
+    write_pair(dir, "b");
+    result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string()}, dir);
+    CHECK(result.status == 1);
+    CHECK(result.out.find("first divergence: b") != std::string::npos);
+    CHECK(result.out.find("error origins: b") != std::string::npos);
+    CHECK(result.err.empty()); // stderr is not a terminal: no progress output
+}
+
+TEST_CASE("cli: a tensor that was not dumped is 'missing', not an error") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("missing");
+    write_pair(dir);
+    fs::remove(dir / "target" / "b.npy");
+    const cli_result result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string(),
+                                       "--csv", (dir / "r.csv").string()},
+                                      dir);
+    CHECK(result.status == 0);
+    CHECK(result.out.find("1 missing") != std::string::npos);
+    CHECK(slurp(dir / "r.csv").find(",missing,") != std::string::npos);
+    CHECK(slurp(dir / "r.csv").find("target tensor 'b' was not dumped") != std::string::npos);
+}
+
+TEST_CASE("cli: every report file is written") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("outputs");
+    write_pair(dir, "c");
+    const cli_result result =
+        run_cli({"compare", (dir / "reference").string(), (dir / "target").string(), "--csv",
+                 (dir / "r.csv").string(), "--json", (dir / "r.json").string(), "--dot",
+                 (dir / "r.dot").string(), "--model-explorer", (dir / "me.json").string(),
+                 "--dump-failing", (dir / "failing").string(), "--threads", "2"},
+                dir);
+    CHECK(result.status == 1);
+    CHECK(slurp(dir / "r.csv").rfind("ref_node,target_node,", 0) == 0);
+    CHECK(slurp(dir / "r.json").find("\"first_divergence\":\"c\"") != std::string::npos);
+    CHECK(slurp(dir / "r.dot").find("digraph") != std::string::npos);
+    CHECK(slurp(dir / "me.json").find("\"results\"") != std::string::npos);
+    CHECK(fs::exists(dir / "failing" / "002_c.reference.npy"));
+    CHECK(fs::exists(dir / "failing" / "002_c.target.npy"));
+}
+
+TEST_CASE("cli: bad arguments exit 2 with the usage text") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("usage");
+    write_pair(dir);
+    const std::string reference = (dir / "reference").string(), target = (dir / "target").string();
+    struct bad_case {
+        std::vector<std::string> args;
+        const char* message;
+    };
+    const bad_case cases[] = {
+        {{}, "missing command"},
+        {{"frobnicate"}, "unknown command 'frobnicate'"},
+        {{"compare", reference}, "exactly two runs"},
+        {{"compare", reference, target, "--bogus"}, "unknown option '--bogus'"},
+        {{"compare", reference, target, "--match", "fuzzy"}, "--match must be auto, name, handle or structure"},
+        {{"compare", reference, target, "--threads", "many"}, "--threads expects a whole number"},
+        {{"compare", reference, target, "--csv"}, "--csv needs a value"},
+    };
+    for (const bad_case& bad : cases) {
+        const cli_result result = run_cli(bad.args, dir);
+        CHECK_MESSAGE(result.status == 2, bad.message);
+        CHECK_MESSAGE(result.err.find(bad.message) != std::string::npos, result.err);
+        CHECK(result.err.find("usage:") != std::string::npos);
+    }
+}
+
+TEST_CASE("cli: an unknown metric or a malformed rule exits 2 naming it") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("metric");
+    write_pair(dir);
+    const std::string reference = (dir / "reference").string(), target = (dir / "target").string();
+    cli_result result = run_cli({"compare", reference, target, "--metric", "nosuchmetric"}, dir);
+    CHECK(result.status == 2);
+    CHECK(result.err.find("nosuchmetric") != std::string::npos);
+    result = run_cli({"compare", reference, target, "--metric", "cosine:=>abc"}, dir);
+    CHECK(result.status == 2);
+    CHECK(result.err.find("=>abc") != std::string::npos);
+    result = run_cli({"compare", reference, target, "--metric", "cosine:>=0.5"}, dir);
+    CHECK(result.status == 0);
+}
+
+TEST_CASE("cli: unusable input exits 2 with a message naming the file and the reason") {
+    REQUIRE_CLI();
+    struct bad_input {
+        const char* what;
+        void (*damage)(const fs::path& target);
+        std::vector<std::string> expected; // all must appear in stderr
+    };
+    const bad_input cases[] = {
+        {"a run that does not exist", [](const fs::path& t) { fs::remove_all(t); }, {"target"}},
+        {"malformed .npy header",
+         [](const fs::path& t) { write_file(t / "b.npy", npy_header("<f4", "(6,") + std::string(24, '\0')); },
+         {"b.npy"}},
+        {"truncated data",
+         [](const fs::path& t) { write_file(t / "b.npy", npy_header("<f4", "(6,)") + std::string(10, '\0')); },
+         {"b.npy"}},
+        {"unknown dtype",
+         [](const fs::path& t) { write_file(t / "b.npy", npy_header("<c8", "(6,)") + std::string(48, '\0')); },
+         {"b.npy", "<c8"}},
+        {"graph.json syntax error (line and column)",
+         [](const fs::path& t) { write_file(t / "graph.json", "{\"nodes\": [\n  {\"name\": \"a\",}\n]}"); },
+         {"graph.json:2:"}},
+        {"tensors entry naming a file that does not exist",
+         [](const fs::path& t) {
+             write_file(t / "graph.json", R"({"nodes": [{"name": "a"}, {"name": "b", "inputs": ["a"]},
+                 {"name": "c", "inputs": ["b"]}], "tensors": {"b": {"file": "out/b.raw", "dtype": "float32",
+                 "shape": [6]}}})");
+         },
+         {"out/b.raw"}},
+        {"raw file whose size disagrees with its shape",
+         [](const fs::path& t) {
+             write_file(t / "out" / "b.raw", std::string(20, '\0'));
+             write_file(t / "graph.json", R"({"nodes": [{"name": "a"}, {"name": "b", "inputs": ["a"]},
+                 {"name": "c", "inputs": ["b"]}], "tensors": {"b": {"file": "out/b.raw", "dtype": "float32",
+                 "shape": [6]}}})");
+         },
+         {"out/b.raw"}},
+        {"a cycle in graph.json",
+         [](const fs::path& t) {
+             write_file(t / "graph.json", R"({"nodes": [{"name": "a", "inputs": ["c"]},
+                 {"name": "b", "inputs": ["a"]}, {"name": "c", "inputs": ["b"]}]})");
+         },
+         {"graph.json", "'a'"}},
+        {"shapes that disagree between the runs",
+         [](const fs::path& t) { write_floats(t / "b.npy", {1, 2, 3}); },
+         {"'b'"}},
+    };
+    for (const bad_input& bad : cases) {
+        CAPTURE(bad.what);
+        const fs::path dir = scratch("bad_input");
+        write_pair(dir);
+        bad.damage(dir / "target");
+        const cli_result result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string()}, dir);
+        CHECK(result.status == 2);
+        for (const std::string& expected : bad.expected)
+            CHECK_MESSAGE(result.err.find(expected) != std::string::npos, "stderr: " << result.err);
+        CHECK(result.err.find("numgap: error: ") != std::string::npos);
+    }
+}
+
+TEST_CASE("cli: the demo pinpoints its injected group-norm fault") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("demo");
+    const cli_result result = run_cli({"demo", (dir / "runs").string()}, dir);
+    CHECK(result.status == 1);
+    CHECK(result.out.find("first divergence: gn2 (aten.native_group_norm.default)") != std::string::npos);
+    CHECK(result.out.find("error origins: gn2\n") != std::string::npos);
+    CHECK(fs::exists(dir / "runs" / "reference" / "graph.json"));
+    CHECK(fs::exists(dir / "runs" / "target" / "out" / "_block_conv2_Conv.raw"));
+}
+
+TEST_CASE("cli: the committed demo fixture still reads and gives the same answer") {
+    REQUIRE_CLI();
+#ifdef NUMGAP_TEST_DATA_DIR
+    const fs::path fixture = fs::path(NUMGAP_TEST_DATA_DIR) / "cli" / "demo";
+#else
+    const fs::path fixture = fs::path("tests/data/cli/demo");
+#endif
+    if (!fs::exists(fixture / "reference")) {
+        MESSAGE("SKIPPED: fixture " << fixture.string() << " not found");
+        return;
+    }
+    const fs::path dir = scratch("fixture");
+    const cli_result result = run_cli(
+        {"compare", (fixture / "reference").string(), (fixture / "target").string(), "--threads", "1"}, dir);
+    CHECK(result.status == 1);
+    CHECK(result.out.find("first divergence: gn2") != std::string::npos);
+    CHECK(result.out.find("error origins: gn2\n") != std::string::npos);
+}
+
+TEST_CASE("cli: --svg renders through Graphviz (skipped visibly without it); --help exits 0") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("svg");
+    cli_result result = run_cli({"--help"}, dir);
+    CHECK(result.status == 0);
+    CHECK(result.out.find("numgap compare REF TARGET") != std::string::npos);
+    if (std::system("dot -V > /dev/null 2>&1") != 0) {
+        MESSAGE("SKIPPED: Graphviz 'dot' is not installed; --svg was not exercised");
+        return;
+    }
+    write_pair(dir, "b");
+    result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string(), "--svg",
+                      (dir / "graph.svg").string()},
+                     dir);
+    CHECK(result.status == 1);
+    CHECK(slurp(dir / "graph.svg").find("<svg") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "graph.svg.dot")); // the intermediate DOT is removed
+}

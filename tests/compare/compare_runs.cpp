@@ -1,0 +1,274 @@
+// Pins down compare_runs on in-memory sources: statuses per group (pass, fail,
+// missing, error, unmatched) without one bad group stopping the others, the
+// three tensor-source shapes, thread-count independence, the progress
+// callback contract, and the analysis wired to real metric values.
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <numgap/compare/compare_runs.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/graph/basic_graph.hpp>
+#include <numgap/match/match_by_name.hpp>
+#include <numgap/metric/metric_set.hpp>
+#include <numgap/report/json.hpp>
+
+namespace {
+// x -> a -> b -> c, with one tensor per node named like the node.
+numgap::basic_graph chain(const std::vector<std::string>& names) {
+    numgap::basic_graph graph;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        graph.add_node(names[i], "op_" + names[i], i ? std::vector<std::size_t>{i - 1} : std::vector<std::size_t>{});
+    return graph;
+}
+
+struct run_data {
+    std::map<std::string, std::vector<float>> values;
+    std::map<std::string, numgap::tensor_view> views() const {
+        std::map<std::string, numgap::tensor_view> result;
+        for (const auto& [key, data] : values)
+            result.emplace(key, numgap::tensor_view(data.data(), {std::int64_t(data.size())}));
+        return result;
+    }
+};
+
+run_data sample(float sign_of_b = 1.0f, float sign_of_c = 1.0f) {
+    run_data run;
+    run.values["x"] = {1, 2, 3, 4};
+    run.values["a"] = {0.5f, -1, 2, 0.25f};
+    run.values["b"] = {3 * sign_of_b, -2 * sign_of_b, 1 * sign_of_b, 5 * sign_of_b};
+    run.values["c"] = {1 * sign_of_c, 1 * sign_of_c, -1 * sign_of_c, 2 * sign_of_c};
+    return run;
+}
+
+// A keyed source like io::run_directory: contains() + load() returning a holder.
+struct keyed_source {
+    struct holder {
+        numgap::tensor_view held;
+        numgap::tensor_view view() const { return held; }
+    };
+    std::map<std::string, numgap::tensor_view> views;
+    mutable std::atomic<int> loads{0};
+    bool contains(const std::string& key) const { return views.count(key) != 0; }
+    holder load(const std::string& key) const {
+        ++loads;
+        return holder{views.at(key)};
+    }
+};
+
+const numgap::group_report& row(const numgap::comparison_report& report, const std::string& node) {
+    for (const auto& group : report.groups)
+        if (!group.reference_nodes.empty() && group.reference_nodes.back() == node) return group;
+    FAIL("no row for " << node);
+    return report.groups.front();
+}
+
+static_assert(numgap::tensor_source<std::map<std::string, numgap::tensor_view>>);
+static_assert(numgap::tensor_source<const std::map<std::string, numgap::tensor_view>>);
+static_assert(numgap::tensor_source<keyed_source>);
+static_assert(!numgap::tensor_source<int>);
+} // namespace
+
+TEST_CASE("compare_runs: identical runs pass every default metric on every group") {
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data data = sample();
+    const auto views = data.views();
+    const auto report = numgap::compare_runs(graph, graph, views, views, numgap::metric_set::defaults());
+    CHECK(report.metric_names == std::vector<std::string>{"cosine", "atol", "mse"});
+    REQUIRE(report.groups.size() == 4);
+    for (const auto& group : report.groups) {
+        CHECK(group.status == numgap::group_status::pass);
+        CHECK(group.metrics.size() == 3);
+        CHECK(group.count == 4);
+        CHECK(group.dtype_reference == "float32");
+        CHECK(group.shape == std::vector<std::int64_t>{4});
+        CHECK(group.strategy == "name");
+        CHECK(group.kind == "one_to_one");
+    }
+    CHECK(row(report, "a").op == "op_a");
+    CHECK(row(report, "b").find_metric("cosine")->value == doctest::Approx(1.0));
+    CHECK(row(report, "b").find_metric("cosine")->comparison.size() > 0);
+    CHECK(report.all_passed());
+    CHECK(report.reference_graph.size() == 4);
+    CHECK(report.reference_graph[2].producers == std::vector<std::size_t>{1});
+}
+
+TEST_CASE("compare_runs: a flipped tensor fails, its consumer is propagated, the analysis names it") {
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data reference = sample(), target = sample(-1.0f, -1.0f);
+    const auto reference_views = reference.views(), target_views = target.views();
+    const auto report =
+        numgap::compare_runs(graph, graph, reference_views, target_views, numgap::metric_set::defaults());
+    CHECK(row(report, "a").status == numgap::group_status::pass);
+    CHECK(row(report, "b").status == numgap::group_status::fail);
+    CHECK(row(report, "b").find_metric("cosine")->value == doctest::Approx(-1.0));
+    CHECK_FALSE(row(report, "b").find_metric("cosine")->passed);
+    CHECK(row(report, "c").status == numgap::group_status::fail);
+    CHECK(report.summary.first_divergence == "b");
+    CHECK(report.summary.origins == std::vector<std::string>{"b"});
+}
+
+TEST_CASE("compare_runs: a tensor missing from one side is 'missing' and the rest still compares") {
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data data = sample();
+    const auto reference_views = data.views();
+    auto target_views = data.views();
+    target_views.erase("b");
+    const auto report =
+        numgap::compare_runs(graph, graph, reference_views, target_views, numgap::metric_set::defaults());
+    CHECK(row(report, "b").status == numgap::group_status::missing);
+    CHECK(row(report, "b").message == "target tensor 'b' was not dumped");
+    CHECK(row(report, "c").status == numgap::group_status::pass);
+    CHECK(report.summary.missing == 1);
+    CHECK(report.all_passed());
+}
+
+TEST_CASE("compare_runs: a shape mismatch is 'error' with a message naming the tensor; others continue") {
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data reference = sample();
+    run_data target = sample();
+    target.values["a"] = {1, 2, 3};
+    const auto reference_views = reference.views(), target_views = target.views();
+    const auto report =
+        numgap::compare_runs(graph, graph, reference_views, target_views, numgap::metric_set::defaults());
+    const auto& bad = row(report, "a");
+    CHECK(bad.status == numgap::group_status::error);
+    CHECK(bad.message.find("'a'") != std::string::npos);
+    CHECK(bad.metrics.empty());
+    CHECK(row(report, "b").status == numgap::group_status::pass);
+    CHECK(report.summary.errors == 1);
+    CHECK_FALSE(report.all_passed());
+}
+
+TEST_CASE("compare_runs: a source that throws while loading gives 'error' for that group only") {
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data data = sample();
+    const auto views = data.views();
+    auto throwing = [&](const std::string& key) -> std::optional<numgap::tensor_view> {
+        if (key == "c") throw numgap::error("c.npy: truncated: header says 16 bytes, file has 8");
+        if (key == "x") throw std::runtime_error("mmap failed");
+        return views.at(key);
+    };
+    const auto report = numgap::compare_runs(graph, graph, views, throwing, numgap::metric_set::defaults());
+    CHECK(row(report, "c").status == numgap::group_status::error);
+    CHECK(row(report, "c").message == "c.npy: truncated: header says 16 bytes, file has 8");
+    CHECK(row(report, "x").status == numgap::group_status::error);
+    CHECK(row(report, "x").message == "mmap failed");
+    CHECK(row(report, "a").status == numgap::group_status::pass);
+}
+
+TEST_CASE("compare_runs: keyed sources are loaded once per group and the result does not depend on threads") {
+    std::vector<std::string> names;
+    for (int i = 0; i < 40; ++i) names.push_back("n" + std::to_string(i));
+    const auto graph = chain(names);
+    std::vector<std::vector<float>> reference_data, target_data;
+    keyed_source reference, target;
+    for (int i = 0; i < 40; ++i) {
+        reference_data.push_back({float(i), 1, 2, 3, float(-i)});
+        target_data.push_back({float(i), 1, 2, 3 + (i % 7 == 3 ? 5.0f : 0.0f), float(-i)});
+    }
+    for (int i = 0; i < 40; ++i) {
+        reference.views.emplace(names[i], numgap::tensor_view(reference_data[i].data(), {5}));
+        target.views.emplace(names[i], numgap::tensor_view(target_data[i].data(), {5}));
+    }
+    std::string first_json;
+    for (std::size_t threads : {1u, 2u, 7u}) {
+        CAPTURE(threads);
+        numgap::compare_options options;
+        options.threads = threads;
+        reference.loads = 0;
+        const auto report = numgap::compare_runs(graph, graph, reference, target,
+                                                 numgap::metric_set::defaults(), {}, options);
+        CHECK(reference.loads == 40);
+        const std::string json = numgap::to_json(report);
+        if (first_json.empty())
+            first_json = json;
+        else
+            CHECK(json == first_json);
+        CHECK(report.summary.failed > 0);
+        CHECK(report.summary.first_divergence == "n3");
+    }
+}
+
+TEST_CASE("compare_runs: progress is reported once per group, serialised, ending at the total") {
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data data = sample();
+    const auto views = data.views();
+    numgap::compare_options options;
+    options.threads = 3;
+    std::vector<std::size_t> seen;
+    std::size_t reported_total = 0;
+    options.progress = [&](std::size_t done, std::size_t total) {
+        seen.push_back(done); // no lock: the contract says calls never overlap
+        reported_total = total;
+    };
+    numgap::compare_runs(graph, graph, views, views, numgap::metric_set::defaults(), {}, options);
+    CHECK(seen == std::vector<std::size_t>{1, 2, 3, 4});
+    CHECK(reported_total == 4);
+}
+
+TEST_CASE("compare_runs: an exception from the progress callback stops the run and is rethrown") {
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data data = sample();
+    const auto views = data.views();
+    numgap::compare_options options;
+    options.threads = 2;
+    options.progress = [](std::size_t done, std::size_t) {
+        if (done == 2) throw std::runtime_error("cancelled by user");
+    };
+    CHECK_THROWS_WITH(numgap::compare_runs(graph, graph, views, views, numgap::metric_set::defaults(), {}, options),
+                      "cancelled by user");
+}
+
+TEST_CASE("compare_runs: unmatched nodes of either side become 'unmatched' rows and are counted") {
+    const auto reference_graph = chain({"x", "a", "b", "extra_ref"});
+    const auto target_graph = chain({"x", "a", "b", "extra_target"});
+    const run_data data = sample();
+    const auto views = data.views();
+    const auto matches = numgap::match_by_name(reference_graph, target_graph);
+    const auto report = numgap::compare_runs(reference_graph, target_graph, matches, views, views,
+                                             numgap::metric_set::defaults());
+    CHECK(report.summary.groups == 3);
+    CHECK(report.summary.unmatched_reference == 1);
+    CHECK(report.summary.unmatched_target == 1);
+    CHECK(row(report, "extra_ref").status == numgap::group_status::unmatched);
+    bool found_target = false;
+    for (const auto& group : report.groups)
+        if (group.target_nodes == std::vector<std::string>{"extra_target"}) {
+            found_target = true;
+            CHECK(group.status == numgap::group_status::unmatched);
+            CHECK(group.reference_nodes.empty());
+        }
+    CHECK(found_target);
+}
+
+TEST_CASE("compare_runs: nodes without output tensors are 'missing'; repeated names are made unique") {
+    numgap::basic_graph graph;
+    graph.add_node("dup", "op");
+    graph.add_node("dup", "op", {0});
+    const std::size_t silent = graph.add_node("silent", "print", {1});
+    graph.set_output_keys(silent, {});
+    numgap::match_result matches;
+    for (std::size_t i = 0; i < 3; ++i) {
+        numgap::match_group group;
+        group.reference_nodes = group.target_nodes = {i};
+        group.reference_output_node = group.target_output_node = i;
+        group.strategy = "explicit";
+        const auto& keys = graph.output_keys(i);
+        group.reference_tensor = group.target_tensor = keys.empty() ? std::string() : keys.back();
+        matches.groups.push_back(group);
+    }
+    const std::vector<float> values = {1, 2};
+    const std::map<std::string, numgap::tensor_view> views = {{"dup", numgap::tensor_view(values.data(), {2})}};
+    const auto report = numgap::compare_runs(graph, graph, matches, views, views, numgap::metric_set::defaults());
+    CHECK(report.groups[0].reference_nodes == std::vector<std::string>{"dup#0"});
+    CHECK(report.groups[1].reference_nodes == std::vector<std::string>{"dup#1"});
+    CHECK(report.groups[2].status == numgap::group_status::missing);
+    CHECK(report.groups[2].message.find("no output tensor") != std::string::npos);
+}

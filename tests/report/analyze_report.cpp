@@ -1,0 +1,161 @@
+// Pins down the report analysis: group order, the first divergence (earliest
+// failing group in reference topological order, named by its last node), and
+// error origins (failing groups whose nearest compared ancestors all pass,
+// looking through missing/unmatched/error nodes).
+#include <doctest/doctest.h>
+
+#include <numgap/core/error.hpp>
+#include <numgap/report/analyze_report.hpp>
+
+#include "sample_report.hpp"
+
+using numgap::group_status;
+using numgap::test::make_report;
+
+TEST_CASE("analyze_report: a fault in norm2 propagating downstream has one origin, norm2") {
+    auto report = make_report({{"x", group_status::pass},
+                               {"conv1", group_status::pass},
+                               {"norm1", group_status::pass},
+                               {"relu1", group_status::pass},
+                               {"conv2", group_status::pass},
+                               {"norm2", group_status::fail},
+                               {"add", group_status::fail},
+                               {"out", group_status::fail}});
+    numgap::analyze_report(report);
+    const auto& s = report.summary;
+    CHECK(s.groups == 8);
+    CHECK(s.passed == 5);
+    CHECK(s.failed == 3);
+    CHECK(s.missing == 0);
+    CHECK(s.errors == 0);
+    REQUIRE(s.first_divergence_group.has_value());
+    CHECK(*s.first_divergence_group == 5);
+    CHECK(s.first_divergence == "norm2");
+    CHECK(s.origins == std::vector<std::string>{"norm2"});
+    CHECK(report.groups[5].error_origin);
+    CHECK_FALSE(report.groups[6].error_origin);
+    CHECK(report.groups[6].order == 6);
+    CHECK_FALSE(report.all_passed());
+}
+
+TEST_CASE("analyze_report: groups listed out of graph order still give the topologically first divergence") {
+    auto report = make_report({{"out", group_status::fail},
+                               {"add", group_status::fail},
+                               {"norm2", group_status::fail},
+                               {"conv2", group_status::pass}});
+    numgap::analyze_report(report);
+    CHECK(report.summary.first_divergence == "norm2");
+    CHECK(report.summary.first_divergence_group == std::optional<std::size_t>(2));
+    CHECK(report.summary.origins == std::vector<std::string>{"norm2"});
+    CHECK(report.summary.unmatched_reference == 0); // absent nodes are not rows
+}
+
+TEST_CASE("analyze_report: a missing dump between a pass and a fail is looked through") {
+    auto report = make_report({{"relu1", group_status::pass},
+                               {"conv2", group_status::missing},
+                               {"norm2", group_status::fail},
+                               {"add", group_status::fail}});
+    numgap::analyze_report(report);
+    CHECK(report.summary.missing == 1);
+    CHECK(report.summary.origins == std::vector<std::string>{"norm2"});
+}
+
+TEST_CASE("analyze_report: a failing ancestor behind an unmatched node makes the error propagated") {
+    // relu1 is in no group at all (unmatched): the walk continues to norm1, which fails.
+    auto report = make_report({{"norm1", group_status::fail}, {"conv2", group_status::fail}});
+    numgap::analyze_report(report);
+    CHECK(report.summary.first_divergence == "norm1");
+    CHECK(report.summary.origins == std::vector<std::string>{"norm1"});
+    CHECK_FALSE(report.groups[1].error_origin);
+}
+
+TEST_CASE("analyze_report: an error group is neither a divergence nor a stop for the walk") {
+    auto report = make_report({{"norm1", group_status::fail},
+                               {"relu1", group_status::error},
+                               {"conv2", group_status::fail}});
+    numgap::analyze_report(report);
+    CHECK(report.summary.errors == 1);
+    CHECK(report.summary.first_divergence == "norm1");
+    CHECK(report.summary.origins == std::vector<std::string>{"norm1"});
+    CHECK_FALSE(report.all_passed());
+}
+
+TEST_CASE("analyze_report: two independent faults give two origins in topological order") {
+    // norm1 fails; relu1 propagates it; conv2 recovers (passes); norm2 fails again on
+    // a passing input, so it introduces its own error; add sees relu1 failing.
+    auto report = make_report({{"norm2", group_status::fail},
+                               {"norm1", group_status::fail},
+                               {"relu1", group_status::fail},
+                               {"conv2", group_status::pass},
+                               {"add", group_status::fail}});
+    numgap::analyze_report(report);
+    CHECK(report.summary.first_divergence == "norm1");
+    CHECK(report.summary.origins == std::vector<std::string>{"norm1", "norm2"});
+    CHECK(report.summary.origin_groups == std::vector<std::size_t>{1, 0});
+}
+
+TEST_CASE("analyze_report: a fused group is named by its last reference node and its internal edge is ignored") {
+    numgap::comparison_report report;
+    report.metric_names = {"cosine"};
+    report.reference_graph = numgap::test::residual_graph();
+    report.groups.push_back(numgap::test::make_group({"x"}, group_status::pass));
+    report.groups.push_back(numgap::test::make_group({"conv1", "norm1"}, group_status::fail, 0.3));
+    report.groups.push_back(numgap::test::make_group({"relu1"}, group_status::fail, 0.3));
+    numgap::analyze_report(report);
+    CHECK(report.groups[1].order == 2);
+    CHECK(report.summary.first_divergence == "norm1");
+    CHECK(report.summary.origins == std::vector<std::string>{"norm1"});
+}
+
+TEST_CASE("analyze_report: all passing means no divergence, no origins, all_passed") {
+    auto report = make_report({{"conv1", group_status::pass}, {"norm1", group_status::pass}});
+    auto unmatched = numgap::test::make_group({"relu1"}, group_status::unmatched);
+    report.groups.push_back(unmatched);
+    auto unmatched_target = numgap::test::make_group({"extra"}, group_status::unmatched);
+    unmatched_target.reference_nodes.clear();
+    report.groups.push_back(unmatched_target);
+    numgap::analyze_report(report);
+    CHECK_FALSE(report.summary.first_divergence_group.has_value());
+    CHECK(report.summary.first_divergence.empty());
+    CHECK(report.summary.origins.empty());
+    CHECK(report.summary.groups == 2);
+    CHECK(report.summary.unmatched_reference == 1);
+    CHECK(report.summary.unmatched_target == 1);
+    CHECK(report.all_passed());
+}
+
+TEST_CASE("analyze_report: running it twice gives the same answer (it resets what it fills)") {
+    auto report = make_report({{"norm2", group_status::fail}, {"conv2", group_status::pass}});
+    numgap::analyze_report(report);
+    const auto first = report.summary.origins;
+    numgap::analyze_report(report);
+    CHECK(report.summary.origins == first);
+    CHECK(report.summary.failed == 1);
+}
+
+TEST_CASE("analyze_report: inconsistent hand-built reports are rejected with the offending name") {
+    SUBCASE("a group names a node that is not in the reference graph") {
+        auto report = make_report({{"nonexistent", group_status::pass}});
+        CHECK_THROWS_WITH_AS(numgap::analyze_report(report),
+                             doctest::Contains("'nonexistent'"), numgap::error);
+    }
+    SUBCASE("a producer that is not earlier than its consumer") {
+        auto report = make_report({});
+        report.reference_graph[1].producers = {5};
+        CHECK_THROWS_WITH_AS(numgap::analyze_report(report),
+                             doctest::Contains("not in topological order: node 'conv1'"),
+                             numgap::error);
+    }
+    SUBCASE("two groups claim the same node") {
+        auto report = make_report({{"conv1", group_status::pass}, {"conv1", group_status::fail}});
+        CHECK_THROWS_WITH_AS(numgap::analyze_report(report),
+                             doctest::Contains("'conv1' belongs to two report groups"),
+                             numgap::error);
+    }
+    SUBCASE("a node listed twice") {
+        auto report = make_report({});
+        report.reference_graph[2].name = "conv1";
+        CHECK_THROWS_WITH_AS(numgap::analyze_report(report), doctest::Contains("'conv1' twice"),
+                             numgap::error);
+    }
+}

@@ -1,0 +1,152 @@
+// Pins down the CSV writer: RFC 4180 quoting (commas, quotes, CR/LF in names),
+// CRLF records, exact metric column names, round-trip numbers, statuses.
+#include <doctest/doctest.h>
+
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/report/analyze_report.hpp>
+#include <numgap/report/csv.hpp>
+
+#include "sample_report.hpp"
+
+namespace {
+// A strict RFC 4180 reader: records end in CRLF; a quoted field may hold
+// separators, CR, LF and doubled quotes.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+    std::vector<std::vector<std::string>> records(1);
+    std::string field;
+    bool quoted = false, was_quoted = false;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (quoted) {
+            if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+                field += '"';
+                ++i;
+            } else if (c == '"') {
+                quoted = false;
+            } else {
+                field += c;
+            }
+        } else if (c == '"') {
+            REQUIRE_MESSAGE(field.empty(), "a quote inside an unquoted field");
+            quoted = was_quoted = true;
+        } else if (c == ',') {
+            records.back().push_back(field);
+            field.clear();
+            was_quoted = false;
+        } else if (c == '\r') {
+            REQUIRE_MESSAGE((i + 1 < text.size() && text[i + 1] == '\n'), "a bare CR outside quotes");
+            records.back().push_back(field);
+            field.clear();
+            was_quoted = false;
+            ++i;
+            records.emplace_back();
+        } else {
+            REQUIRE_MESSAGE(c != '\n', "a bare LF outside quotes");
+            field += c;
+        }
+    }
+    REQUIRE_FALSE(quoted);
+    (void)was_quoted;
+    REQUIRE(records.back().empty()); // text ends with CRLF
+    records.pop_back();
+    return records;
+}
+} // namespace
+
+TEST_CASE("csv: header has the fixed columns, one column per metric named exactly, then status") {
+    auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
+    report.metric_names = {"cosine", "mse", "snr_db(x,y)"};
+    const auto rows = parse_csv(numgap::to_csv(report));
+    REQUIRE(rows.size() == 2);
+    const std::vector<std::string> expected = {
+        "ref_node", "target_node", "ref_tensor", "target_tensor", "kind",  "strategy",
+        "op",       "shape",       "dtype_ref",  "dtype_target",  "quant_ref", "quant_target",
+        "count",    "cosine",      "mse",        "snr_db(x,y)",   "status", "error_origin",
+        "message"};
+    CHECK(rows[0] == expected);
+    CHECK(rows[1].size() == expected.size());
+    CHECK(rows[1][7] == "1x8x4x4");
+    CHECK(rows[1][16] == "pass");
+    CHECK(rows[1][15].empty()); // metric not computed for this group
+}
+
+TEST_CASE("csv: names with commas, quotes, CR and LF survive a round trip") {
+    numgap::comparison_report report;
+    report.metric_names = {"cosine"};
+    const std::string nasty = "block.0/attn,\"q\"\r\nproj";
+    report.reference_graph = {{nasty, "matmul", {}}, {"b", "add", {0}}};
+    auto group = numgap::test::make_group({nasty, "b"}, numgap::group_status::error);
+    group.target_nodes = {"t,1", "t\"2"};
+    group.message = "tensor 'x' has shape [1, 2] but\nthe other [2]";
+    report.groups.push_back(group);
+    const std::string text = numgap::to_csv(report);
+    const auto rows = parse_csv(text);
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[1][0] == nasty + "+b");
+    CHECK(rows[1][1] == "t,1+t\"2");
+    CHECK(rows[1].back() == group.message);
+    CHECK(rows[1][rows[1].size() - 3] == "error");
+    CHECK(text.find("\"block.0/attn,\"\"q\"\"") != std::string::npos);
+}
+
+TEST_CASE("csv: metric values are written so they read back to the same double") {
+    auto report = numgap::test::make_report({{"conv1", numgap::group_status::fail}});
+    const double values[] = {0.1, 1.0 / 3.0, 5e-324, 1.7976931348623157e308, -0.0};
+    for (double value : values) {
+        report.groups[0].metrics[0].value = value;
+        const auto rows = parse_csv(numgap::to_csv(report));
+        const std::string& cell = rows[1][13];
+        double read = 1;
+        const auto result = std::from_chars(cell.data(), cell.data() + cell.size(), read);
+        REQUIRE(result.ptr == cell.data() + cell.size());
+        CHECK(read == value);
+        CHECK(std::signbit(read) == std::signbit(value));
+    }
+    report.groups[0].metrics[0].value = std::numeric_limits<double>::quiet_NaN();
+    report.groups[0].metrics[1].value = -std::numeric_limits<double>::infinity();
+    auto rows = parse_csv(numgap::to_csv(report));
+    CHECK(rows[1][13] == "nan");
+    CHECK(rows[1][14] == "-inf");
+    report.groups[0].metrics[1].value = std::numeric_limits<double>::infinity();
+    rows = parse_csv(numgap::to_csv(report));
+    CHECK(rows[1][14] == "inf");
+}
+
+TEST_CASE("csv: every status is spelled as documented and error_origin is 1 only for origins") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"conv1", group_status::pass},
+                                             {"norm1", group_status::fail},
+                                             {"relu1", group_status::missing},
+                                             {"conv2", group_status::error},
+                                             {"norm2", group_status::unmatched}});
+    numgap::analyze_report(report);
+    const auto rows = parse_csv(numgap::to_csv(report));
+    REQUIRE(rows.size() == 6);
+    const char* statuses[] = {"pass", "fail", "missing", "error", "unmatched"};
+    for (std::size_t i = 0; i < 5; ++i) {
+        CHECK(rows[i + 1][15] == statuses[i]);
+        CHECK(rows[i + 1][16] == (i == 1 ? "1" : "0"));
+    }
+}
+
+TEST_CASE("csv: write_csv writes the file and names it when it cannot") {
+    auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
+    const auto path = std::filesystem::temp_directory_path() / "numgap_test_report.csv";
+    numgap::write_csv(report, path);
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream content;
+    content << file.rdbuf();
+    CHECK(content.str() == numgap::to_csv(report));
+    std::filesystem::remove(path);
+    CHECK_THROWS_WITH_AS(numgap::write_csv(report, "/nonexistent_dir_numgap/r.csv"),
+                         doctest::Contains("'/nonexistent_dir_numgap/r.csv'"), numgap::error);
+}

@@ -1,0 +1,57 @@
+#pragma once
+// Hand-built reports shared by the report tests: a small reference graph with
+// a residual edge, and helpers to set each group's status.
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include <numgap/report/comparison_report.hpp>
+
+namespace numgap::test {
+
+// x -> conv1 -> norm1 -> relu1 -> conv2 -> norm2 -> add(relu1, norm2) -> out
+inline std::vector<report_node> residual_graph() {
+    return {{"x", "input", {}},          {"conv1", "conv", {0}}, {"norm1", "group_norm", {1}},
+            {"relu1", "relu", {2}},      {"conv2", "conv", {3}}, {"norm2", "group_norm", {4}},
+            {"add", "add", {3, 5}},      {"out", "linear", {6}}};
+}
+
+inline group_report make_group(std::vector<std::string> reference, group_status status,
+                               double cosine = 1.0) {
+    group_report group;
+    group.reference_nodes = reference;
+    group.target_nodes = reference;
+    group.reference_tensor = reference.back();
+    group.target_tensor = reference.back();
+    group.kind = reference.size() > 1 ? "many_to_one" : "one_to_one";
+    group.strategy = "name";
+    group.status = status;
+    group.shape = {1, 8, 4, 4};
+    group.dtype_reference = "float32";
+    group.dtype_target = "float16";
+    group.count = 128;
+    const bool compared = status == group_status::pass || status == group_status::fail;
+    if (compared) {
+        group.metrics.push_back({"cosine", cosine, ">=", 0.99, cosine >= 0.99});
+        group.metrics.push_back({"mse", 1 - cosine, "<=", 1e-3, 1 - cosine <= 1e-3});
+    }
+    return group;
+}
+
+// One one-node group per name, with the given statuses; names absent from
+// `statuses` are left unmatched (no group).
+inline comparison_report make_report(
+    std::initializer_list<std::pair<const char*, group_status>> statuses) {
+    comparison_report report;
+    report.metric_names = {"cosine", "mse"};
+    report.reference_graph = residual_graph();
+    for (const auto& [name, status] : statuses) {
+        report.groups.push_back(
+            make_group({name}, status, status == group_status::fail ? 0.5 : 0.99999));
+        for (const report_node& node : report.reference_graph)
+            if (node.name == name) report.groups.back().op = node.op;
+    }
+    return report;
+}
+
+} // namespace numgap::test

@@ -1,0 +1,74 @@
+// Pins down the CLI summary table: worst groups first (errors, origins, other
+// failures, missing, passes), the first divergence and origins called out,
+// row limit with a count of the rest.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include <numgap/report/analyze_report.hpp>
+#include <numgap/report/summary_table.hpp>
+
+#include "sample_report.hpp"
+
+TEST_CASE("summary_table: worst first, first divergence and origins called out") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"conv1", group_status::pass},
+                                             {"norm2", group_status::fail},
+                                             {"add", group_status::fail},
+                                             {"relu1", group_status::missing},
+                                             {"conv2", group_status::error}});
+    report.groups[2].metrics[0].value = 0.1; // add is worse than norm2 but not the origin
+    report.groups[4].message = "shape mismatch";
+    numgap::analyze_report(report);
+    const std::string table = numgap::format_summary_table(report);
+    const auto pos = [&](const std::string& text) { return table.find(text); };
+    // The row of `status` whose reference column is `node`.
+    const auto row = [&](const std::string& status, const std::string& node) {
+        const std::size_t at = table.find("\n" + status + " ");
+        REQUIRE_MESSAGE(at != std::string::npos, status);
+        std::size_t line = at;
+        while ((line = table.find("\n" + status + " ", line)) != std::string::npos) {
+            const std::size_t end = table.find('\n', line + 1);
+            const std::string text = table.substr(line + 1, end - line - 1);
+            if (text.find(" " + node + " ") != std::string::npos) return line;
+            line = end;
+        }
+        FAIL("no " << status << " row for " << node);
+        return std::string::npos;
+    };
+    CHECK(row("error", "conv2") < row("fail", "norm2"));
+    CHECK(row("fail", "norm2") < row("fail", "add"));
+    CHECK(row("fail", "add") < row("missing", "relu1"));
+    CHECK(row("missing", "relu1") < row("pass", "conv1"));
+    CHECK(pos("<- first divergence, error origin") != std::string::npos);
+    CHECK(pos("shape mismatch") != std::string::npos);
+    CHECK(pos("5 groups: 1 passed, 2 failed, 1 missing, 1 errors") != std::string::npos);
+    CHECK(pos("first divergence: norm2 (group_norm)") != std::string::npos);
+    CHECK(pos("error origins: norm2\n") != std::string::npos);
+}
+
+TEST_CASE("summary_table: among non-origin failures the worse value of a >= metric comes first") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"norm1", group_status::fail},
+                                             {"conv2", group_status::fail},
+                                             {"norm2", group_status::fail}});
+    report.groups[1].metrics[0].value = 0.9;
+    report.groups[2].metrics[0].value = 0.2;
+    numgap::analyze_report(report); // norm1 is the only origin (relu1 is looked through)
+    const std::string table = numgap::format_summary_table(report);
+    CHECK(table.find("norm1") < table.find("norm2"));
+    CHECK(table.find("norm2") < table.find("conv2"));
+}
+
+TEST_CASE("summary_table: rows beyond max_rows are counted, not dropped silently") {
+    auto report = numgap::test::make_report({{"x", numgap::group_status::pass},
+                                             {"conv1", numgap::group_status::pass},
+                                             {"norm1", numgap::group_status::pass}});
+    numgap::analyze_report(report);
+    numgap::summary_table_options options;
+    options.max_rows = 2;
+    const std::string table = numgap::format_summary_table(report, options);
+    CHECK(table.find("... 1 more groups") != std::string::npos);
+    CHECK(table.find("first divergence: none") != std::string::npos);
+    CHECK(table.find("error origins: none") != std::string::npos);
+}
