@@ -7,8 +7,10 @@
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories (or .npz files); see the README for the
-// format. Exit status: 0 when every matched group passes, 1 when any fails,
-// 2 when the input is unusable (bad arguments, unreadable or malformed files,
+// format. Exit status: 0 when at least one group was compared and every
+// compared group passes, 1 when any fails or when nothing was compared (every
+// row unmatched or missing: a CI gate must not pass vacuously), 2 when the
+// input is unusable (bad arguments, unreadable or malformed files,
 // tensors that cannot be compared); messages name the file, key or node.
 // The summary table goes to stdout; progress goes to stderr only when stderr
 // is a terminal and the comparison takes more than a second.
@@ -55,8 +57,10 @@ constexpr std::string_view usage_text =
     "REF and TARGET are run directories (one .npy per tensor, optional graph.json) or .npz files.\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
-    "  --metric snr                a metric with its default rule\n"
-    "Exit status: 0 every matched group passes, 1 some group fails, 2 unusable input.\n";
+    "  --metric snr_db             a metric with its default rule\n"
+    "Exit status: 0 at least one group was compared and every compared group passes;\n"
+    "  1 some group fails, or nothing was compared (every row unmatched or missing);\n"
+    "  2 unusable input.\n";
 
 // A usage error: reported with the usage text, exit status 2.
 struct usage_error {
@@ -231,6 +235,15 @@ int run_compare(const compare_arguments& arguments) {
                           << (group.reference_nodes.empty() ? std::string("?") : group.reference_nodes.back())
                           << "': " << group.message << "\n";
         return exit_unusable;
+    }
+    if (report.summary.passed + report.summary.failed == 0) {
+        // Every row is unmatched or missing: passing here would let a CI gate
+        // succeed without a single comparison (e.g. target keys that never match).
+        std::cerr << "numgap: nothing was compared: no group has both tensors ("
+                  << report.summary.unmatched_reference << " unmatched reference nodes, "
+                  << report.summary.unmatched_target << " unmatched target nodes, "
+                  << report.summary.missing << " missing groups); check that the runs' keys match\n";
+        return exit_fail;
     }
     return report.summary.failed == 0 ? exit_pass : exit_fail;
 }

@@ -140,6 +140,35 @@ TEST_CASE("cli: a tensor that was not dumped is 'missing', not an error") {
     CHECK(slurp(dir / "r.csv").find("target tensor 'b' was not dumped") != std::string::npos);
 }
 
+TEST_CASE("cli: nothing compared (every row unmatched or missing) exits 1 with a message saying why") {
+    // A CI gate must not pass vacuously: failed == 0 alone used to give exit 0.
+    REQUIRE_CLI();
+    const fs::path dir = scratch("nothing_compared");
+    write_pair(dir);
+    // Target keys that never match the reference's: every row is unmatched.
+    for (const char* key : {"x", "y", "z"}) write_floats(dir / "renamed" / (std::string(key) + ".npy"), {1, 2, 3});
+    cli_result result = run_cli(
+        {"compare", (dir / "reference").string(), (dir / "renamed").string(), "--match", "name"}, dir);
+    CHECK(result.status == 1);
+    CHECK_MESSAGE(result.err.find("nothing was compared") != std::string::npos, result.err);
+    CHECK_MESSAGE(result.err.find("3 unmatched reference nodes, 3 unmatched target nodes, 0 missing groups") !=
+                      std::string::npos,
+                  result.err);
+
+    // A target whose graph lists every node but dumped none: every group is missing.
+    write_file(dir / "empty_dump" / "graph.json", slurp(dir / "target" / "graph.json"));
+    result = run_cli({"compare", (dir / "reference").string(), (dir / "empty_dump").string()}, dir);
+    CHECK(result.status == 1);
+    CHECK_MESSAGE(result.err.find("nothing was compared") != std::string::npos, result.err);
+    CHECK_MESSAGE(result.err.find("3 missing groups") != std::string::npos, result.err);
+
+    // One compared, passing group among missing ones still passes (exit 0, no message).
+    write_floats(dir / "empty_dump" / "b.npy", {1.0f, -2.0f, 3.0f, 0.5f, 4.0f, -1.0f});
+    result = run_cli({"compare", (dir / "reference").string(), (dir / "empty_dump").string()}, dir);
+    CHECK(result.status == 0);
+    CHECK(result.err.find("nothing was compared") == std::string::npos);
+}
+
 TEST_CASE("cli: every report file is written") {
     REQUIRE_CLI();
     const fs::path dir = scratch("outputs");
@@ -295,6 +324,32 @@ TEST_CASE("cli: --svg renders through Graphviz (skipped visibly without it); --h
     cli_result result = run_cli({"--help"}, dir);
     CHECK(result.status == 0);
     CHECK(result.out.find("numgap compare REF TARGET") != std::string::npos);
+    CHECK(result.out.find("nothing was compared") != std::string::npos); // the exit rule is stated
+    {
+        // Every `--metric VALUE` example in the help must work as written (the
+        // help once said `snr` for the metric named `snr_db`); the shell's
+        // single quotes are removed as a shell would.
+        const std::string help = result.out;
+        const fs::path runs = scratch("help_examples");
+        write_pair(runs);
+        std::size_t examples = 0;
+        for (std::size_t at = help.find("--metric "); at != std::string::npos; at = help.find("--metric ", at + 1)) {
+            const std::size_t start = at + 9;
+            std::string value = help.substr(start, help.find_first_of(" \n", start) - start);
+            if (value.rfind("NAME", 0) == 0) continue; // the synopsis placeholder
+            std::erase(value, '\'');
+            CAPTURE(value);
+            ++examples;
+            const cli_result example = run_cli(
+                {"compare", (runs / "reference").string(), (runs / "target").string(), "--metric", value}, runs);
+            CHECK_MESSAGE(example.status == 0, example.err);
+        }
+        CHECK(examples >= 2);
+        const cli_result snr = run_cli(
+            {"compare", (runs / "reference").string(), (runs / "target").string(), "--metric", "snr_db"}, runs);
+        CHECK(snr.status == 0);
+        CHECK(snr.out.find("snr_db") != std::string::npos);
+    }
     if (std::system("dot -V > /dev/null 2>&1") != 0) {
         MESSAGE("SKIPPED: Graphviz 'dot' is not installed; --svg was not exercised");
         return;

@@ -163,6 +163,32 @@ TEST_CASE("compare_runs: a source that throws while loading gives 'error' for th
     CHECK(row(report, "a").status == numgap::group_status::pass);
 }
 
+TEST_CASE("compare_runs: a source throwing a non-std exception gives 'error' for that group, any thread count") {
+    // An int thrown from a worker thread used to reach std::terminate, and from
+    // the calling thread to skip joining the pool; both must be an error row.
+    const auto graph = chain({"x", "a", "b", "c"});
+    const run_data data = sample();
+    const auto views = data.views();
+    auto throwing = [&](const std::string& key) -> std::optional<numgap::tensor_view> {
+        if (key == "b") throw 42;
+        return views.at(key);
+    };
+    for (std::size_t threads : {1u, 3u}) {
+        CAPTURE(threads);
+        numgap::compare_options options;
+        options.threads = threads;
+        const auto report = numgap::compare_runs(graph, graph, views, throwing, numgap::metric_set::defaults(),
+                                                 {}, options);
+        CHECK(row(report, "b").status == numgap::group_status::error);
+        CHECK(row(report, "b").message == "unknown exception (not derived from std::exception)");
+        CHECK(row(report, "b").metrics.empty());
+        CHECK(row(report, "x").status == numgap::group_status::pass);
+        CHECK(row(report, "a").status == numgap::group_status::pass);
+        CHECK(row(report, "c").status == numgap::group_status::pass);
+        CHECK(report.summary.errors == 1);
+    }
+}
+
 TEST_CASE("compare_runs: keyed sources are loaded once per group and the result does not depend on threads") {
     std::vector<std::string> names;
     for (int i = 0; i < 40; ++i) names.push_back("n" + std::to_string(i));

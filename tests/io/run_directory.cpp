@@ -162,13 +162,39 @@ TEST_CASE("run_directory_open_errors_name_the_run_and_the_cause") {
     missing_file.write("graph.json", R"({"tensors": {"conv1": {"file": "out/conv1.raw", "dtype": "uint8", "shape": [4]}}})");
     const std::string absent = error_of([&] { (void)run_directory::open(missing_file.path()); });
     CHECK(contains(absent, "graph.json: tensor 'conv1': file 'out/conv1.raw' does not exist in run"));
+    // An entry without "file" whose default conv1.npy is absent is a tensor that
+    // was not dumped, not a broken run (this used to be an open() error).
     missing_file.write("graph.json", R"({"tensors": {"conv1": {}}})");
-    CHECK(contains(error_of([&] { (void)run_directory::open(missing_file.path()); }),
-                   "tensor 'conv1': file 'conv1.npy' does not exist"));
+    CHECK_FALSE(run_directory::open(missing_file.path()).contains("conv1"));
     std::filesystem::create_directories(missing_file / "dir.npy");
     missing_file.write("graph.json", R"({"tensors": {"d": {"file": "dir.npy"}}})");
     CHECK(contains(error_of([&] { (void)run_directory::open(missing_file.path()); }),
                    "tensor 'd': file 'dir.npy' is not a regular file in run"));
+}
+
+TEST_CASE("run_directory_entry_with_default_file_that_was_not_dumped_is_missing_not_an_error") {
+    // graph.json gives only layout/quantization for "a" and "b"; only a.npy was
+    // dumped. open() must succeed: b is simply not contained (the compare layer
+    // reports it missing), while an explicit "file" that is absent still fails.
+    numgap_test::temp_directory run;
+    write_floats(run / "a.npy", {1, 2, 3, 4, 5, 6}, {2, 3});
+    write_floats(run / "c.npy", {7, 8}, {2});
+    run.write("graph.json", R"({"nodes": [{"name": "a"}, {"name": "b", "inputs": ["a"]}],
+      "tensors": {"a": {"axis_order": [1, 0]}, "b": {"scale": 0.5, "zero_point": 0},
+                  "n/deep": {"axis_order": [0]}}})");
+    const run_directory opened = run_directory::open(run.path());
+    CHECK(opened.contains("a"));
+    CHECK_FALSE(opened.contains("b"));
+    CHECK_FALSE(opened.contains("n/deep"));
+    CHECK(opened.contains("c"));
+    CHECK(opened.keys() == std::vector<std::string>{"a", "c"});
+    const loaded_tensor a = opened.load("a");
+    CHECK(a.view().has_axis_order()); // the entry's layout still applies
+    CHECK(contains(error_of([&] { (void)opened.load("b"); }), "has no tensor 'b'"));
+
+    run.write("graph.json", R"({"tensors": {"b": {"file": "dumps/b.npy", "scale": 0.5, "zero_point": 0}}})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run.path()); }),
+                   "tensor 'b': file 'dumps/b.npy' does not exist in run"));
 }
 
 TEST_CASE("run_directory_load_errors_name_run_key_file_and_reason") {

@@ -94,6 +94,41 @@ TEST_CASE("analyze_report: two independent faults give two origins in topologica
     CHECK(report.summary.origin_groups == std::vector<std::size_t>{1, 0});
 }
 
+TEST_CASE("analyze_report: a non-convex failing group and the group inside it still give one origin") {
+    // G0 = {a, c}, G1 = {b}, a -> b -> c, both failing: each walk reaches the
+    // other group. Only an earlier failing group (smaller order) may explain a
+    // failure, so b (order 1) is the origin and G0 (order 2) is propagated.
+    numgap::comparison_report report;
+    report.metric_names = {"cosine"};
+    report.reference_graph = {{"a", "op", {}}, {"b", "op", {0}}, {"c", "op", {1}}};
+    report.groups.push_back(numgap::test::make_group({"a", "c"}, group_status::fail, 0.3));
+    report.groups.push_back(numgap::test::make_group({"b"}, group_status::fail, 0.3));
+    numgap::analyze_report(report);
+    CHECK(report.groups[0].order == 2);
+    CHECK(report.groups[1].order == 1);
+    CHECK(report.summary.first_divergence == "b");
+    CHECK(report.summary.origins == std::vector<std::string>{"b"});
+    CHECK(report.summary.origin_groups == std::vector<std::size_t>{1});
+    CHECK(report.groups[1].error_origin);
+    CHECK_FALSE(report.groups[0].error_origin);
+}
+
+TEST_CASE("analyze_report: a later failing group is looked through to an earlier failing ancestor") {
+    // x -> a -> b -> c with G0 = {x}, G1 = {a, c}, G2 = {b}, all failing. b's
+    // walk passes a (in the later G1) and reaches x: x is the only origin.
+    numgap::comparison_report report;
+    report.metric_names = {"cosine"};
+    report.reference_graph = {{"x", "op", {}}, {"a", "op", {0}}, {"b", "op", {1}}, {"c", "op", {2}}};
+    report.groups.push_back(numgap::test::make_group({"x"}, group_status::fail, 0.3));
+    report.groups.push_back(numgap::test::make_group({"a", "c"}, group_status::fail, 0.3));
+    report.groups.push_back(numgap::test::make_group({"b"}, group_status::fail, 0.3));
+    numgap::analyze_report(report);
+    CHECK(report.summary.first_divergence == "x");
+    CHECK(report.summary.origins == std::vector<std::string>{"x"});
+    CHECK_FALSE(report.groups[1].error_origin);
+    CHECK_FALSE(report.groups[2].error_origin);
+}
+
 TEST_CASE("analyze_report: a fused group is named by its last reference node and its internal edge is ignored") {
     numgap::comparison_report report;
     report.metric_names = {"cosine"};

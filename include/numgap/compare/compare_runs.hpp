@@ -10,7 +10,10 @@
 // Per-group outcomes are data, not exceptions: a tensor key a source does not
 // have makes the group `missing` (dumps are often partial); a load failure or
 // an incompatible pair (numgap::error, or any std::exception such as a failed
-// mapping) makes it `error` with the message, and the other groups continue.
+// mapping) makes it `error` with the message, and the other groups continue;
+// an exception not derived from std::exception (a source or user metric
+// throwing an int) makes it `error` with the message "unknown exception (not
+// derived from std::exception)". Worker threads are always joined.
 // Groups are compared by compare_options::threads workers (1 = the calling
 // thread only) pulling the next group from a shared counter; each worker holds
 // one pair at a time, so peak memory is about one pair per worker plus the
@@ -133,6 +136,12 @@ void compare_group(group_report& row, RefSource& reference_source, TargetSource&
         row.status = group_status::error;
         row.metrics.clear();
         row.message = failure.what();
+    } catch (...) {
+        // A source or user metric may throw anything (an int, a foreign
+        // library's type); it is still one group's failure, not the run's.
+        row.status = group_status::error;
+        row.metrics.clear();
+        row.message = "unknown exception (not derived from std::exception)";
     }
 }
 } // namespace detail
@@ -205,7 +214,8 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
     std::mutex progress_mutex;
     std::size_t done = 0;
     std::exception_ptr callback_failure;
-    auto work = [&] {
+    std::exception_ptr worker_failure; // guarded by progress_mutex
+    auto work_loop = [&] {
         while (!stop.load(std::memory_order_relaxed)) {
             const std::size_t index = next.fetch_add(1, std::memory_order_relaxed);
             if (index >= compared_groups) return;
@@ -223,19 +233,33 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
             }
         }
     };
-    if (workers <= 1) {
-        work();
-    } else {
-        std::vector<std::thread> pool;
-        pool.reserve(workers - 1);
+    // compare_group turns every per-group exception into an `error` row, so
+    // what reaches here is e.g. bad_alloc while writing that row. It must not
+    // escape a worker thread (std::terminate), so every worker parks it and the
+    // caller rethrows after all threads are joined.
+    auto work = [&] {
         try {
-            for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+            work_loop();
         } catch (...) {
-            // Could not start every thread: the ones running and this one finish the job.
+            std::lock_guard lock(progress_mutex);
+            if (!worker_failure) worker_failure = std::current_exception();
+            stop = true;
+        }
+    };
+    {
+        // jthread joins in its destructor, so the pool is joined on every path.
+        std::vector<std::jthread> pool;
+        if (workers > 1) {
+            try {
+                pool.reserve(workers - 1);
+                for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
+            } catch (...) {
+                // Could not start every thread: the ones running and this one finish the job.
+            }
         }
         work();
-        for (std::thread& thread : pool) thread.join();
     }
+    if (worker_failure) std::rethrow_exception(worker_failure);
     if (callback_failure) std::rethrow_exception(callback_failure);
 
     analyze_report(report);

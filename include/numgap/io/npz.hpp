@@ -18,7 +18,8 @@
 // and - when the member is read - encryption, methods other than 0 and 8,
 // impossible sizes, corrupt deflate data and CRC mismatches.
 //
-// Complexity: open is O(members + central directory size); member_bytes is
+// Complexity: open is O(members + central directory size); find is O(1) on
+// average (a name index built at open); member_bytes is
 // O(1) for stored and O(size) for deflated members. A const archive is safe
 // to read from several threads at once.
 #include <algorithm>
@@ -29,7 +30,7 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
+#include <unordered_map>
 #include <vector>
 
 #include <numgap/core/error.hpp>
@@ -60,10 +61,11 @@ public:
 
     const std::filesystem::path& path() const noexcept { return mapping_->path(); }
     std::span<const npz_member> members() const noexcept { return members_; }
+    // O(1) on average: run_directory calls it for every load, so a scan would
+    // make loading a whole archive O(members^2).
     const npz_member* find(std::string_view name) const noexcept {
-        for (const npz_member& member : members_)
-            if (member.name == name) return &member;
-        return nullptr;
+        const auto found = index_.find(name);
+        return found == index_.end() ? nullptr : &members_[found->second];
     }
     // The mapping stored members point into; keep it alive as long as such a span.
     const std::shared_ptr<const mapped_file>& mapping() const noexcept { return mapping_; }
@@ -172,7 +174,7 @@ private:
                  std::to_string(directory_size) + "-byte central directory can hold");
 
         members_.reserve(std::size_t(entries));
-        std::unordered_set<std::string_view> names;
+        index_.reserve(std::size_t(entries));
         std::uint64_t position = directory_offset;
         const std::uint64_t directory_end = directory_offset + directory_size;
         for (std::uint64_t index = 0; index < entries; ++index) {
@@ -219,7 +221,10 @@ private:
                 extra += 4 + field_size;
             }
             if (start_disk != 0) throw error(where + " lives on another disk, which is not supported");
-            if (!names.insert(std::string_view(base + position + entry_size, std::size_t(name_length))).second)
+            // Keys view the names inside the mapping, which lives as long as the archive.
+            if (!index_.emplace(std::string_view(base + position + entry_size, std::size_t(name_length)),
+                                members_.size())
+                     .second)
                 throw error(where + " appears twice in the central directory");
 
             constexpr std::uint64_t local_size = 30;
@@ -243,6 +248,7 @@ private:
 
     std::shared_ptr<const mapped_file> mapping_;
     std::vector<npz_member> members_;
+    std::unordered_map<std::string_view, std::size_t> index_; // member name -> index in members_
 };
 
 } // namespace numgap::io

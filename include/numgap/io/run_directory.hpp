@@ -14,10 +14,14 @@
 //    and layout/quantization for any tensor.
 // open() fails (numgap::error naming the run and file) on a path that is
 // neither a directory nor an .npz, a graph.json syntax or schema error (with
-// line and column), a "tensors" entry whose file does not exist, and a key
-// claimed both by an entry and by a different <key>.npy file. A key a node
-// lists without any file is not an error here: contains() is false, load()
-// throws, and the compare layer reports it as missing.
+// line and column), a "tensors" entry whose explicitly written "file" does not
+// exist (or is not a regular file), and a key claimed both by an entry and by a
+// different <key>.npy file. A key a node lists without any file is not an
+// error here, nor is an entry that leaves "file" at its default "<key>.npy"
+// (it only gives layout or quantization) when that file is absent: the tensor
+// was not dumped, contains() is false, load() throws, and the compare layer
+// reports it as missing. (An entry that writes "file": "<key>.npy" explicitly
+// names the default file and is treated the same way.)
 //
 // load() maps the file (MAP_POPULATE up to 1 GiB: the whole tensor is read
 // next) - no copy - except where the data would be misaligned for its element type
@@ -162,10 +166,18 @@ private:
                 std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), graph.string());
         }
         std::map<std::string, std::string> claimed; // relative file -> key of the entry
+        std::vector<std::string> not_dumped;         // keys whose default-named file is absent
         for (const tensor_spec& spec : manifest_.tensors) {
             const std::filesystem::path file = path_ / spec.file;
             std::error_code failure;
             const std::filesystem::file_status status = std::filesystem::status(file, failure);
+            // An entry that only adds layout or quantization keeps the default
+            // file name; that tensor may simply not have been dumped, which the
+            // compare layer reports as `missing` rather than failing the run.
+            if (!std::filesystem::exists(status) && spec.file == spec.key + ".npy") {
+                not_dumped.push_back(spec.key);
+                continue;
+            }
             if (!std::filesystem::is_regular_file(status))
                 throw error(graph.string() + ": tensor '" + spec.key + "': file '" + spec.file + "' " +
                             (std::filesystem::exists(status) ? "is not a regular file" : "does not exist") +
@@ -174,6 +186,10 @@ private:
             claimed.emplace(relative.empty() ? spec.file : relative, spec.key);
             total_bytes_ += std::filesystem::file_size(file);
         }
+        // manifest_.tensors stays sorted: erasing keeps the order.
+        std::erase_if(manifest_.tensors, [&](const tensor_spec& spec) {
+            return std::binary_search(not_dumped.begin(), not_dumped.end(), spec.key);
+        });
         std::vector<tensor_spec> discovered;
         for (const auto& [relative, size] : npy_files) {
             if (claimed.count(relative) != 0) continue;

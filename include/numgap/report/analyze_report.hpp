@@ -10,11 +10,18 @@
 //   named by that last reference node. `error` groups are not divergences: they
 //   say the data could not be compared, not that it differs.
 // - A `fail` group G is an error origin when no *nearest compared ancestor* of
-//   G fails. Walking up the reference edges from G's nodes, a node in a `pass`
-//   group stops the walk (its output is fine, so error did not flow through
-//   it), a node in a `fail` group means G's error may be propagated, and
-//   anything else (an unmatched node, a missing dump, an error group) is looked
-//   through, because it tells nothing — dumps are often partial.
+//   G fails in a group earlier than G. Walking up the reference edges from G's
+//   nodes, a node in a `pass` group stops the walk (its output is fine, so
+//   error did not flow through it), a node in a `fail` group whose order is
+//   smaller than G's means G's error may be propagated, and anything else (a
+//   node in a `fail` group whose order is larger than G's, an unmatched node,
+//   a missing dump, an error group) is looked through, because it tells
+//   nothing about G's input — dumps are often partial. Rule in one sentence:
+//   a failing group is an error origin unless walking up from its nodes —
+//   stopping at passing groups and looking through unmatched nodes and
+//   missing, error and later-ordered failing groups — reaches a failing group
+//   with a smaller order. Consequence: the first divergence is always an
+//   origin, so a report with a divergence always has at least one origin.
 // Complexity: O(N + E) for the order and first divergence, plus O(F·(N + E))
 // for origins where F is the number of failing groups (each walk visits a node
 // at most once).
@@ -137,7 +144,12 @@ inline void analyze_report(comparison_report& report) {
                 const std::size_t owner = group_of[producer];
                 if (owner != detail::no_group && owner != g) {
                     if (report.groups[owner].status == group_status::pass) continue;
-                    if (report.groups[owner].status == group_status::fail) {
+                    // Only an earlier failing group can explain G's failure: with a
+                    // non-convex group (A and C in G1, B in G2, A->B->C) each walk
+                    // reaches the other, and counting both would leave the
+                    // divergence with no origin at all.
+                    if (report.groups[owner].status == group_status::fail &&
+                        report.groups[owner].order < report.groups[g].order) {
                         propagated = true;
                         break;
                     }
