@@ -1,6 +1,7 @@
 // Pins the iteration engine (kernels/pair_plan.hpp): coalescing, zero-copy
 // blocks for contiguous float32, block sizes, and exact coverage of ranges.
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <span>
 #include <string_view>
@@ -11,6 +12,7 @@
 
 #include <numgap/kernels/dispatch.hpp>
 #include <numgap/kernels/pair_plan.hpp>
+#include <numgap/kernels/validate_pair.hpp>
 
 TEST_CASE("contiguous pairs coalesce to one flat dimension and are handed over zero-copy") {
     std::vector<float> r(3 * 4 * 1000), t(r.size());
@@ -132,4 +134,106 @@ TEST_CASE("transposed float32 tiles built by every available transpose pair each
             }
         }
     }
+}
+
+namespace {
+// Converts a whole view through a plan (paired with an all-zero view of the
+// same shape, float32 or, for bool, bool) and returns its float32 block values
+// in order.
+std::vector<float> dequantized(const numgap::tensor_view& view, bool use_widen) {
+    std::vector<float> zeros(std::size_t(view.size()), 0.0f);
+    const auto other_type = view.type() == numgap::dtype::boolean ? numgap::dtype::boolean : numgap::dtype::float32;
+    const numgap::tensor_view other(zeros.data(), other_type, view.shape());
+    numgap::validate_pair(other, view);
+    auto plan = numgap::kernels::make_pair_plan(other, view);
+    if (use_widen) plan.widen_f32 = numgap::kernels::active_kernels().widen_f32;
+    std::vector<float> out;
+    numgap::kernels::for_each_block<float>(plan, 0, plan.count, [&](std::span<const float>, std::span<const float> b) {
+        out.insert(out.end(), b.begin(), b.end());
+    });
+    return out;
+}
+} // namespace
+
+TEST_CASE("dequantization forms q - zero_point exactly even where int32 would overflow (extreme zero points)") {
+    // int32 q and int32 zero points differ by up to 2^32 - 1; the expected
+    // values come from int64 arithmetic, rounded once to float32.
+    const std::int32_t lowest = std::numeric_limits<std::int32_t>::min(), highest = std::numeric_limits<std::int32_t>::max();
+    for (const bool use_widen : {false, true}) {
+        CAPTURE(use_widen);
+        SUBCASE("int32 data, per-tensor, contiguous and strided") {
+            const std::vector<std::int32_t> q = {highest, highest - 1, 0, 1, lowest, lowest + 1, 12345};
+            for (const std::int32_t zero_point : {lowest, highest}) {
+                CAPTURE(zero_point);
+                numgap::tensor_view t{std::span<const std::int32_t>(q)};
+                t.with_quantization(numgap::quantization::per_tensor(1.0f, zero_point));
+                const auto got = dequantized(t, use_widen);
+                REQUIRE(got.size() == q.size());
+                for (std::size_t i = 0; i < q.size(); ++i)
+                    CHECK(got[i] == float(std::int64_t(q[i]) - std::int64_t(zero_point)));
+                // Every other element: the strided gather loop.
+                const std::int64_t shape[] = {4}, strides[] = {2};
+                numgap::tensor_view s(q.data(), std::span<const std::int64_t>(shape), std::span<const std::int64_t>(strides));
+                s.with_quantization(numgap::quantization::per_tensor(0.5f, zero_point));
+                const auto strided = dequantized(s, use_widen);
+                REQUIRE(strided.size() == 4);
+                for (std::size_t i = 0; i < 4; ++i)
+                    CHECK(strided[i] == 0.5f * float(std::int64_t(q[2 * i]) - std::int64_t(zero_point)));
+            }
+        }
+        SUBCASE("uint16 / int16 / uint8 data with zero point -2^31 (widen_f32 and portable paths)") {
+            std::vector<std::uint16_t> q16(1000);
+            for (std::size_t i = 0; i < q16.size(); ++i) q16[i] = std::uint16_t(65535 - 67 * i);
+            numgap::tensor_view t{std::span<const std::uint16_t>(q16)};
+            t.with_quantization(numgap::quantization::per_tensor(1.0f, lowest));
+            const auto got = dequantized(t, use_widen);
+            REQUIRE(got.size() == q16.size());
+            for (std::size_t i = 0; i < q16.size(); ++i)
+                CHECK(got[i] == float(std::int64_t(q16[i]) - std::int64_t(lowest)));
+            const std::vector<std::int16_t> s16 = {-32768, -1, 0, 32767};
+            numgap::tensor_view s{std::span<const std::int16_t>(s16)};
+            s.with_quantization(numgap::quantization::per_tensor(2.0f, highest));
+            const auto got_signed = dequantized(s, use_widen);
+            for (std::size_t i = 0; i < s16.size(); ++i)
+                CHECK(got_signed[i] == 2.0f * float(std::int64_t(s16[i]) - std::int64_t(highest)));
+            const std::vector<std::uint8_t> q8 = {0, 1, 255};
+            numgap::tensor_view b{std::span<const std::uint8_t>(q8)};
+            b.with_quantization(numgap::quantization::per_tensor(1.0f, lowest));
+            const auto got8 = dequantized(b, use_widen);
+            for (std::size_t i = 0; i < q8.size(); ++i)
+                CHECK(got8[i] == float(std::int64_t(q8[i]) - std::int64_t(lowest)));
+        }
+        SUBCASE("int32 data, per-channel zero points at both extremes") {
+            const std::vector<std::int32_t> q = {highest, lowest, highest, lowest};
+            const float scales[] = {1.0f, 1.0f};
+            const std::int32_t zero_points[] = {lowest, highest};
+            const std::int64_t shape[] = {2, 2};
+            numgap::tensor_view t(q.data(), std::span<const std::int64_t>(shape));
+            t.with_quantization(numgap::quantization::along(1, scales, zero_points));
+            const auto got = dequantized(t, use_widen);
+            REQUIRE(got.size() == 4);
+            CHECK(got[0] == float(std::int64_t(highest) - lowest));
+            CHECK(got[1] == float(std::int64_t(lowest) - highest));
+            CHECK(got[2] == float(std::int64_t(highest) - lowest));
+            CHECK(got[3] == float(std::int64_t(lowest) - highest));
+        }
+    }
+}
+
+TEST_CASE("bool bytes other than 0 and 1 read as true, contiguous and strided") {
+    // numpy and C buffers may hold any nonzero byte for true; reading it
+    // through a bool would be undefined behaviour.
+    const std::vector<std::uint8_t> bytes = {0, 1, 2, 255, 0, 128, 7};
+    const numgap::tensor_view t(bytes.data(), numgap::dtype::boolean, {std::int64_t(bytes.size())});
+    const auto got = dequantized(t, false);
+    REQUIRE(got.size() == bytes.size());
+    for (std::size_t i = 0; i < bytes.size(); ++i) CHECK(got[i] == (bytes[i] != 0 ? 1.0f : 0.0f));
+    const std::int64_t shape[] = {3}, strides[] = {2};
+    const numgap::tensor_view s(bytes.data(), numgap::dtype::boolean, std::span<const std::int64_t>(shape),
+                                std::span<const std::int64_t>(strides));
+    const auto strided = dequantized(s, false);
+    REQUIRE(strided.size() == 3);
+    CHECK(strided[0] == 0.0f);
+    CHECK(strided[1] == 1.0f); // byte 2
+    CHECK(strided[2] == 0.0f);
 }

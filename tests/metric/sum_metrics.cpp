@@ -1,8 +1,12 @@
 // Pins atol, mse, l1, snr_db, psnr_db, norm_l2 edge cases as stated in their
 // headers (metric/atol.hpp, mse.hpp, l1.hpp, snr_db.hpp, psnr_db.hpp, norm_l2.hpp).
 #include <cmath>
+#include <cstddef>
+#include <string_view>
 
 #include <doctest/doctest.h>
+
+#include <numgap/kernels/dispatch.hpp>
 
 #include "test_support.hpp"
 
@@ -82,4 +86,54 @@ TEST_CASE("standalone reduction interface agrees with evaluate(); an empty state
     CHECK(std::isnan(numgap::atol{}.finalize({})));
     CHECK(std::isnan(numgap::snr_db{}.finalize({})));
     CHECK(std::isnan(numgap::l1{}.finalize({})));
+}
+
+TEST_CASE("max_rel is NaN, never a finite number, when an infinite reference element meets a different target") {
+    // Inf / Inf is NaN per the header; a SIMD max drops NaN lanes, so this pins
+    // the result on every kernel, with the infinity in the vector body (first
+    // and last lane of a vector), in the tail, and at either end.
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        const std::string_view arch = table.arch_name;
+        CAPTURE(arch);
+        for (const std::size_t n : {std::size_t(1), std::size_t(37), std::size_t(5000)}) {
+            for (const std::size_t position : {std::size_t(0), std::size_t(7), std::size_t(15), std::size_t(16),
+                                               std::size_t(31), std::size_t(35), n - 1}) {
+                if (position >= n) continue;
+                for (const float infinity : {inf_f, -inf_f}) {
+                    for (const float other : {0.0f, 1.0f, -inf_f * (infinity > 0 ? 1.0f : -1.0f)}) {
+                        CAPTURE(n);
+                        CAPTURE(position);
+                        CAPTURE(infinity);
+                        CAPTURE(other);
+                        std::vector<float> r(n, 1.0f), t(n, 1.0f);
+                        r[position] = infinity;
+                        t[position] = other;
+                        numgap::kernels::pair_moments m;
+                        table.block_f32(r.data(), t.data(), n, numgap::max_rel{}.kernel_options(), m);
+                        CHECK(std::isnan(numgap::max_rel{}.from_moments(m)));
+                        std::vector<double> r64(r.begin(), r.end()), t64(t.begin(), t.end());
+                        numgap::kernels::pair_moments m64;
+                        table.block_f64(r64.data(), t64.data(), n, numgap::max_rel{}.kernel_options(), m64);
+                        CHECK(std::isnan(numgap::max_rel{}.from_moments(m64)));
+                    }
+                }
+            }
+        }
+    }
+    // The reviewer's input through evaluate() and the standalone interface.
+    std::vector<float> r(37, 1.0f), t(37, 1.0f);
+    r[0] = inf_f;
+    t[0] = 0.0f;
+    CHECK(same_value(evaluate_one<numgap::max_rel>(r, t).value, nan));
+    CHECK(same_value(standalone<numgap::max_rel>(r, t), nan));
+    // Equal infinities are a NaN difference: NaN as before.
+    t[0] = inf_f;
+    CHECK(same_value(evaluate_one<numgap::max_rel>(r, t).value, nan));
+    // An infinite target over a finite reference stays +Inf, not NaN.
+    r[0] = 2.0f;
+    CHECK(evaluate_one<numgap::max_rel>(r, t).value == std::numeric_limits<double>::infinity());
+    // Finite inputs are unaffected: max |r - t| / |r| = 0.5 / 2.
+    t[0] = 2.5f;
+    CHECK(evaluate_one<numgap::max_rel>(r, t).value == 0.25);
 }

@@ -19,6 +19,10 @@ struct kernel_options {
     unsigned features = kernel_feature::moments;
     double allclose_atol = 1e-8;
     double allclose_rtol = 1e-5;
+    // False for metrics that need the closeness tier (max |r|, max relative
+    // diff) but not the tolerances, so they never claim the tolerances and
+    // force a later allclose with its own tolerances onto a fallback pass.
+    bool uses_tolerance = true;
 };
 
 } // namespace numgap::kernels

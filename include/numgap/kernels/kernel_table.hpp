@@ -104,8 +104,14 @@ void widen_typed(const Source* source, std::size_t n, bool quantized, float scal
         if constexpr (std::is_same_v<Source, float16>) i = widen_float16_hardware<Arch>(source, n, out);
         for (; i < n; ++i) out[i] = to_float(source[i]);
     } else {
-        if (quantized)
+        if (quantized && sizeof(Source) < 4 && zero_point >= -(1 << 24) && zero_point <= (1 << 24))
+            // The everyday case (8/16-bit q, a zero point in range): int32 is
+            // exact here and vectorises at full float width.
             for (std::size_t i = 0; i < n; ++i) out[i] = scale * float(std::int32_t(source[i]) - zero_point);
+        else if (quantized)
+            // int32 would overflow for int32 q or extreme zero points (uint16 q
+            // with zero_point -2^31); double holds q - zero_point exactly.
+            for (std::size_t i = 0; i < n; ++i) out[i] = scale * float(double(source[i]) - double(zero_point));
         else
             for (std::size_t i = 0; i < n; ++i) out[i] = float(source[i]);
     }

@@ -15,7 +15,8 @@
 // through row/column copies and the optional per-arch transpose_f32).
 // Dequantization is float32 arithmetic, scale * float(q - zero_point), rounded
 // once, whatever the block type, so every pass sees the same values
-// (|q - zero_point| above 2^24, possible only for int32, rounds to float32);
+// (q - zero_point is formed exactly, never in int32; above 2^24 in magnitude,
+// i.e. int32 data or an extreme zero point, it rounds to float32);
 // per-channel parameters are looked up by the element's channel index.
 // Precondition: validate_pair() accepted the views (make_pair_plan does not
 // re-check). Complexity: make_pair_plan O(rank); for_each_block O(range) with
@@ -191,13 +192,16 @@ template <class Source, class T>
 void convert_run_typed(const plan_side& side, std::int64_t offset, std::int64_t stride,
                        std::size_t n, std::int64_t channel, std::int64_t channel_step,
                        T* out) noexcept {
-    const Source* source = reinterpret_cast<const Source*>(side.base) + offset;
+    // bool is read as its byte: a stored byte other than 0 or 1 (C, numpy
+    // views) would be undefined behaviour through a bool lvalue; nonzero is true.
+    using stored = std::conditional_t<std::is_same_v<Source, bool>, std::uint8_t, Source>;
+    const stored* source = reinterpret_cast<const stored*>(side.base) + offset;
     auto raw = [&](std::size_t i) -> T {
-        const Source value = source[std::int64_t(i) * stride];
+        const stored value = source[std::int64_t(i) * stride];
         if constexpr (std::is_same_v<Source, float16> || std::is_same_v<Source, bfloat16>)
             return T(to_float(value));
         else if constexpr (std::is_same_v<Source, bool>)
-            return value ? T(1) : T(0);
+            return value != 0 ? T(1) : T(0);
         else
             return T(value);
     };
@@ -207,22 +211,33 @@ void convert_run_typed(const plan_side& side, std::int64_t offset, std::int64_t 
                 const float scale = side.scales ? side.scales[channel] : side.scale;
                 const std::int64_t zero_point =
                     side.scales ? (side.zero_points ? side.zero_points[channel] : 0) : side.zero_point;
+                // q - zero_point spans up to 2^33 (int32 q, int32 zero point), so
+                // int32 arithmetic would overflow; double holds it exactly (53-bit
+                // mantissa), so float(difference) rounds once, as from int64, and
+                // the unit-stride loop still vectorises (int32 -> double converts
+                // natively, int64 -> float does not before AVX-512DQ).
+                const double zero = double(zero_point);
                 if (stride == 1) {
-                    // int32 arithmetic is exact for every integer dtype but int32
-                    // itself and lets the loop vectorise.
                     if constexpr (sizeof(Source) < 4) {
-                        const std::int32_t zero = std::int32_t(zero_point);
-                        for (std::size_t i = 0; i < n; ++i) out[i] = T(scale * float(std::int32_t(source[i]) - zero));
-                        return;
+                        if (zero_point >= -(1 << 24) && zero_point <= (1 << 24)) {
+                            // The everyday case: int32 is exact here and
+                            // vectorises at full float width.
+                            const std::int32_t zero32 = std::int32_t(zero_point);
+                            for (std::size_t i = 0; i < n; ++i)
+                                out[i] = T(scale * float(std::int32_t(source[i]) - zero32));
+                            return;
+                        }
                     }
+                    for (std::size_t i = 0; i < n; ++i) out[i] = T(scale * float(double(source[i]) - zero));
+                    return;
                 }
                 for (std::size_t i = 0; i < n; ++i)
-                    out[i] = T(scale * float(std::int64_t(source[std::int64_t(i) * stride]) - zero_point));
+                    out[i] = T(scale * float(double(source[std::int64_t(i) * stride]) - zero));
             } else {
                 for (std::size_t i = 0; i < n; ++i) {
                     const std::int64_t c = channel + std::int64_t(i);
                     const std::int64_t zero_point = side.zero_points ? side.zero_points[c] : 0;
-                    out[i] = T(side.scales[c] * float(std::int64_t(source[std::int64_t(i) * stride]) - zero_point));
+                    out[i] = T(side.scales[c] * float(double(source[std::int64_t(i) * stride]) - double(zero_point)));
                 }
             }
             return;
@@ -234,7 +249,7 @@ void convert_run_typed(const plan_side& side, std::int64_t offset, std::int64_t 
             if constexpr (std::is_same_v<Source, float16> || std::is_same_v<Source, bfloat16>)
                 out[i] = T(to_float(source[i]));
             else if constexpr (std::is_same_v<Source, bool>)
-                out[i] = source[i] ? T(1) : T(0);
+                out[i] = source[i] != 0 ? T(1) : T(0);
             else
                 out[i] = T(source[i]);
         }

@@ -29,7 +29,7 @@ struct reference_result {
     long double count = 0, sum_squared_diff = 0, sum_abs_diff = 0, max_abs_diff = 0, dot = 0,
                 sum_squared_reference = 0, sum_squared_target = 0, max_abs_reference = 0,
                 max_relative_diff = 0, not_close = 0;
-    bool any_nan_input = false, any_nan_diff = false;
+    bool any_nan_input = false, any_nan_diff = false, any_nan_ratio = false;
     reference_side reference, target;
 
     static constexpr long double nan = std::numeric_limits<long double>::quiet_NaN();
@@ -59,7 +59,7 @@ struct reference_result {
         if (sum_squared_reference == 0) return sum_squared_diff == 0 ? 0 : inf;
         return std::sqrt(sum_squared_diff / sum_squared_reference);
     }
-    long double max_rel() const { return any_nan_diff ? nan : max_relative_diff; }
+    long double max_rel() const { return any_nan_diff || any_nan_ratio ? nan : max_relative_diff; }
     long double allclose() const { return any_nan_input ? nan : not_close / count; }
 };
 
@@ -106,8 +106,15 @@ reference_result scalar_reference(std::span<const T> reference, std::span<const 
         result.sum_squared_target += t * t;
         if (!std::isnan(r)) result.max_abs_reference = std::max(result.max_abs_reference, std::fabs(r));
         const long double floor = std::numeric_limits<float>::min();
-        if (!std::isnan(difference))
-            result.max_relative_diff = std::max(result.max_relative_diff, std::fabs(difference) / std::max(std::fabs(r), floor));
+        if (!std::isnan(difference)) {
+            // Inf / Inf (an infinite reference against a different target) is
+            // NaN and must stay NaN: std::max would drop it.
+            const long double ratio = std::fabs(difference) / std::max(std::fabs(r), floor);
+            if (std::isnan(ratio))
+                result.any_nan_ratio = true;
+            else
+                result.max_relative_diff = std::max(result.max_relative_diff, ratio);
+        }
         const bool close = (std::isfinite(r) && std::isfinite(t) &&
                             std::fabs(difference) <= allclose_atol + allclose_rtol * std::fabs(r)) ||
                            r == t;

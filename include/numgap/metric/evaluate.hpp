@@ -143,13 +143,17 @@ inline evaluation evaluate(const tensor_view& reference, const tensor_view& targ
         const auto& entry = entries[i];
         if (entry.from_moments) {
             const auto& wanted = entry.fused_options;
-            const bool needs_closeness = (wanted.features & kernels::kernel_feature::closeness) != 0;
-            const bool tolerance_clash = needs_closeness && closeness_claimed &&
+            // Only metrics that read the tolerances claim them: psnr_db and
+            // max_rel need the closeness tier but must not make a later
+            // allclose's own tolerances a clash.
+            const bool claims_tolerance = (wanted.features & kernels::kernel_feature::closeness) != 0 &&
+                                         wanted.uses_tolerance;
+            const bool tolerance_clash = claims_tolerance && closeness_claimed &&
                                          (wanted.allclose_atol != kernel_options.allclose_atol ||
                                           wanted.allclose_rtol != kernel_options.allclose_rtol);
             if (!tolerance_clash) {
                 kernel_options.features |= wanted.features;
-                if (needs_closeness && !closeness_claimed) {
+                if (claims_tolerance && !closeness_claimed) {
                     kernel_options.allclose_atol = wanted.allclose_atol;
                     kernel_options.allclose_rtol = wanted.allclose_rtol;
                     closeness_claimed = true;

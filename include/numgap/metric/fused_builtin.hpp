@@ -18,7 +18,12 @@ template <class Derived>
 struct fused_builtin {
     using state_type = kernels::pair_moments;
 
-    kernels::kernel_options kernel_options() const noexcept { return {Derived::kernel_features}; }
+    // Only allclose reads the tolerances, and it overrides this.
+    kernels::kernel_options kernel_options() const noexcept {
+        kernels::kernel_options options{Derived::kernel_features};
+        options.uses_tolerance = false;
+        return options;
+    }
     void accumulate(state_type& state, std::span<const float> reference,
                     std::span<const float> target) const noexcept {
         kernels::accumulate_pair_block(kernels::native_arch{}, reference.data(), target.data(),

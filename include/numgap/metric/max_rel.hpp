@@ -6,7 +6,9 @@
 // for float32 inputs: within 2^-23 relative of a long-double reference).
 // Zero vectors: 0. Empty: NaN. NaN: any NaN difference makes it NaN (fails),
 // detected as for max_abs. Inf: +Inf difference over finite |r| gives +Inf;
-// over infinite |r| it gives NaN per IEEE (Inf / Inf).
+// over infinite |r| it gives NaN per IEEE (Inf / Inf). That NaN is not left to
+// the kernel's running max (a SIMD max drops NaN lanes): an infinite |r| always
+// yields an Inf or NaN difference, so max |r| == Inf alone decides it.
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -25,7 +27,10 @@ struct max_rel : detail::fused_builtin<max_rel> {
     static constexpr unsigned kernel_features = kernels::kernel_feature::closeness;
 
     double from_moments(const kernels::pair_moments& m) const noexcept {
-        if (m.count == 0 || std::isnan(m.sum_abs_diff)) return std::numeric_limits<double>::quiet_NaN();
+        // An infinite r makes its own ratio NaN (Inf / Inf, or a NaN difference
+        // when t equals it), whatever the running max kept.
+        if (m.count == 0 || std::isnan(m.sum_abs_diff) || std::isinf(m.max_abs_reference))
+            return std::numeric_limits<double>::quiet_NaN();
         return m.max_relative_diff;
     }
 };
