@@ -41,6 +41,9 @@ public:
         if (arena_.size() == offsets_.back()) return;
         if (arena_.size() - offsets_.back() > 0xffffffffu)
             throw error("match_by_name: a node name key is longer than 4 GiB; names that long cannot be matched");
+        // sorted_key packs the node index into 31 bits.
+        if (node > 0x7fffffffu)
+            throw error("match_by_name: graphs of more than 2^31 nodes cannot be matched by name");
         offsets_.push_back(arena_.size());
         nodes_.push_back({node, static_cast<std::uint32_t>(side)});
         hashes_.push_back(std::hash<std::string_view>{}(key(static_cast<std::uint32_t>(nodes_.size() - 1))));
@@ -92,8 +95,8 @@ private:
         }
     };
 
-    std::string_view key(const sorted_key& entry) const {
-        return std::string_view(arena_.data() + entry.offset, entry.length);
+    std::string_view key(const sorted_key& sorted) const {
+        return std::string_view(arena_.data() + sorted.offset, sorted.length);
     }
 
     // Keys ordered by (hash, index): the same order a comparison sort gives,
@@ -113,10 +116,10 @@ private:
         for (auto hash : hashes_) ++end[hash >> shift];
         for (std::size_t b = 1; b < end.size(); ++b) end[b] += end[b - 1];
         for (std::size_t k = count; k-- > 0;) {
-            const auto& entry = nodes_[k];
+            const registered_node& registered = nodes_[k];
             order[--end[hashes_[k] >> shift]] = {hashes_[k], offsets_[k],
-                                                 static_cast<std::uint32_t>(offsets_[k + 1] - offsets_[k]), entry.node,
-                                                 entry.side};
+                                                 static_cast<std::uint32_t>(offsets_[k + 1] - offsets_[k]),
+                                                 registered.node & 0x7fffffffu, registered.side & 1u};
         }
         // end[b] is now the start of bucket b.
         for (std::size_t b = 0; b < end.size(); ++b) {
@@ -139,7 +142,7 @@ private:
         return order;
     }
 
-    struct entry {
+    struct registered_node {
         std::uint32_t node;
         std::uint32_t side;
     };
@@ -150,7 +153,7 @@ private:
 
     std::string arena_;
     std::vector<std::size_t> offsets_;
-    std::vector<entry> nodes_;
+    std::vector<registered_node> nodes_;
     std::vector<std::uint64_t> hashes_; // one per key
 };
 
