@@ -265,14 +265,20 @@ inline std::uint64_t read_little_endian(const std::byte* bytes, int count) {
 
 } // namespace detail
 
+// True when the bytes start with the .npy magic "\x93NUMPY" (run directories
+// use it to tell .npy files from raw dumps).
+inline bool has_npy_magic(std::span<const std::byte> bytes) noexcept {
+    constexpr unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+    return bytes.size() >= sizeof magic && std::memcmp(bytes.data(), magic, sizeof magic) == 0;
+}
+
 // Parses and validates the header of .npy bytes (a mapped file or an archive
 // member). `declared` is the dtype the caller expects (graph.json): it must
 // match the file's, and is what makes an opaque '<V2' readable.
 inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string_view source,
                                    std::optional<dtype> declared = std::nullopt) {
     const std::string where = "'" + std::string(source) + "'";
-    constexpr unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-    if (bytes.size() < 10 || std::memcmp(bytes.data(), magic, sizeof magic) != 0)
+    if (bytes.size() < 10 || !has_npy_magic(bytes))
         throw error(where + ": not a .npy file (" +
                     (bytes.size() < 10 ? "only " + std::to_string(bytes.size()) + " bytes, too short for the header"
                                        : std::string("missing the \\x93NUMPY magic")) +

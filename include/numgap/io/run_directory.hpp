@@ -243,8 +243,7 @@ private:
         const map_hint hint = !size_failure && size <= populate_limit ? map_hint::populate : map_hint::sequential;
         state.mapping = std::make_shared<const mapped_file>(mapped_file::open(file, hint));
         const std::span<const std::byte> bytes = state.mapping->bytes();
-        constexpr unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-        if (bytes.size() >= sizeof magic && std::memcmp(bytes.data(), magic, sizeof magic) == 0) {
+        if (has_npy_magic(bytes)) {
             state.view = npy_view(bytes, parse_npy_header(bytes, file.string(), spec.type));
         } else {
             if (!spec.type || !spec.shape)
