@@ -3,8 +3,10 @@
 // with an NHWC target) and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
 // one binary so ratios are side by side:
 //   BM_fused_<pair>_<arch>      validate + plan + one fused pass computing
-//                               cosine + atol + mse + max_abs, per kernel arch
-//                               this CPU can run (scalar fallback included);
+//                               cosine + atol + mse + max_abs
+//                               (kernels::accumulate_plan, what evaluate()
+//                               runs), per kernel arch this CPU can run
+//                               (scalar fallback included);
 //   BM_evaluate_<pair>          the same through the public evaluate() API
 //                               (metric_set, results, no side statistics);
 //   BM_scalar_loops_<pair>      a plain scalar loop per metric, as a user
@@ -39,6 +41,7 @@
 #include <xtensor/xreducer.hpp>
 
 
+#include <numgap/kernels/accumulate_plan.hpp>
 #include <numgap/kernels/dispatch.hpp>
 #include <numgap/kernels/pair_plan.hpp>
 #include <numgap/kernels/validate_pair.hpp>
@@ -154,9 +157,7 @@ void fused(benchmark::State& state, pair_kind kind, numgap::kernels::kernel_tabl
         plan.widen_f32 = table.widen_f32;
         plan.transpose_f32 = table.transpose_f32;
         numgap::kernels::pair_moments moments;
-        numgap::kernels::for_each_block<float>(plan, 0, plan.count, [&](std::span<const float> r, std::span<const float> t) {
-            table.block_f32(r.data(), t.data(), r.size(), options, moments);
-        });
+        numgap::kernels::accumulate_plan(plan, 0, plan.count, table, options, moments);
         double values[4] = {numgap::cosine{}.from_moments(moments), numgap::atol{}.from_moments(moments),
                             numgap::mse{}.from_moments(moments), numgap::max_abs{}.from_moments(moments)};
         benchmark::DoNotOptimize(values);

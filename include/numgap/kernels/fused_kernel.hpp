@@ -1,9 +1,11 @@
 #pragma once
-// accumulate_pair_block: the fused one-pass kernel. For n paired elements of
-// reference r and target t (float32 or float64, already in reference order) it
-// adds to a pair_moments: count, sum (r-t)^2, sum |r-t|, max |r-t|, sum r^2,
-// sum t^2, sum (r-t)(r+t); optionally per-side statistics and the closeness
-// tier (see kernel_options.hpp).
+// accumulate_pair: the fused one-pass kernel. For n paired elements of
+// reference r and target t, already in reference order, it adds to a
+// pair_moments: count, sum (r-t)^2, sum |r-t|, max |r-t|, sum r^2, sum t^2,
+// sum (r-t)(r+t); optionally per-side statistics and the closeness tier (see
+// kernel_options.hpp). Each side is a kernel source (kernel_source.hpp):
+// float32 or float64 in memory, or a narrow type widened to float32 in
+// registers; accumulate_pair_block is the form for two float pointers.
 //
 // Accuracy: sums run in T inside chunks of flush_interval elements, on
 // lanes::accumulator_sets independent accumulator sets, and each chunk's
@@ -19,13 +21,17 @@
 // NaN, which costs nothing per element (see metric headers).
 //
 // Complexity: O(n) time, O(1) space, no allocation; noexcept.
+// The chunks of a call start at its first element, so a pair split into
+// several calls at multiples of flush_interval gives the same sums.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include <numgap/kernels/kernel_options.hpp>
+#include <numgap/kernels/kernel_source.hpp>
 #include <numgap/kernels/pair_moments.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
 #include <numgap/kernels/simd_lanes.hpp>
@@ -38,16 +44,17 @@ inline constexpr std::size_t flush_interval = 2048;
 namespace detail {
 
 // Exact-as-float64 fallback for chunks whose float partial sums overflowed.
-template <class T>
-void moments_chunk_wide(const T* reference, const T* target, std::size_t n,
+template <class T, class ReferenceSource, class TargetSource>
+void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
                         pair_moments& moments) noexcept {
     double sum_squared_diff = 0, sum_abs_diff = 0, max_abs_diff = 0, sum_squared_reference = 0,
            sum_squared_target = 0, sum_diff_times_sum = 0;
     for (std::size_t i = 0; i < n; ++i) {
-        const double r = double(reference[i]), t = double(target[i]);
+        const T r_value = reference.at(i), t_value = target.at(i);
+        const double r = double(r_value), t = double(t_value);
         const double difference = r - t;
         // The max uses the difference rounded to T, as the vector path does.
-        const double rounded_abs = std::fabs(double(T(reference[i] - target[i])));
+        const double rounded_abs = std::fabs(double(T(r_value - t_value)));
         sum_squared_diff += difference * difference;
         sum_abs_diff += std::fabs(difference);
         max_abs_diff = rounded_abs > max_abs_diff ? rounded_abs : max_abs_diff;
@@ -63,8 +70,8 @@ void moments_chunk_wide(const T* reference, const T* target, std::size_t n,
     moments.sum_diff_times_sum += sum_diff_times_sum;
 }
 
-template <class Arch, class T>
-void moments_chunk(const T* reference, const T* target, std::size_t n,
+template <class Arch, class T, class ReferenceSource, class TargetSource>
+void moments_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
                    pair_moments& moments) noexcept {
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
@@ -83,9 +90,9 @@ void moments_chunk(const T* reference, const T* target, std::size_t n,
         acc[s] = {ops::splat(0), ops::splat(0), ops::splat(0),
                   ops::splat(0), ops::splat(0), ops::splat(0)};
 
-    auto step = [&](accumulators& a, const T* r_pointer, const T* t_pointer) {
-        batch r = ops::load(r_pointer);
-        batch t = ops::load(t_pointer);
+    auto step = [&](accumulators& a, std::size_t at) {
+        batch r = reference.load(at);
+        batch t = target.load(at);
         ops::pin(r);
         ops::pin(t);
         const batch difference = r - t;
@@ -100,8 +107,8 @@ void moments_chunk(const T* reference, const T* target, std::size_t n,
 
     std::size_t i = 0;
     for (; i + width * sets <= n; i += width * sets)
-        for (int s = 0; s < sets; ++s) step(acc[s], reference + i + s * width, target + i + s * width);
-    for (; i + width <= n; i += width) step(acc[0], reference + i, target + i);
+        for (int s = 0; s < sets; ++s) step(acc[s], i + std::size_t(s) * width);
+    for (; i + width <= n; i += width) step(acc[0], i);
     for (int s = 1; s < sets; ++s) {
         acc[0].squared_diff = acc[0].squared_diff + acc[s].squared_diff;
         acc[0].abs_diff = acc[0].abs_diff + acc[s].abs_diff;
@@ -114,15 +121,15 @@ void moments_chunk(const T* reference, const T* target, std::size_t n,
     T tail_squared_diff = 0, tail_abs_diff = 0, tail_max = 0, tail_squared_reference = 0,
       tail_squared_target = 0, tail_diff_times_sum = 0;
     for (; i < n; ++i) {
-        const T r = reference[i], t = target[i];
+        const T r = reference.at(i), t = target.at(i);
         const T difference = r - t;
         const T abs_difference = std::fabs(difference);
-        tail_squared_diff += difference * difference;
+        tail_squared_diff += keep_rounded(difference * difference);
         tail_abs_diff += abs_difference;
         tail_max = abs_difference > tail_max ? abs_difference : tail_max;
-        tail_squared_reference += r * r;
-        tail_squared_target += t * t;
-        tail_diff_times_sum += difference * (r + t);
+        tail_squared_reference += keep_rounded(r * r);
+        tail_squared_target += keep_rounded(t * t);
+        tail_diff_times_sum += keep_rounded(difference * (r + t));
     }
     const double squared_diff = ops::sum(acc[0].squared_diff) + double(tail_squared_diff);
     const double abs_diff = ops::sum(acc[0].abs_diff) + double(tail_abs_diff);
@@ -136,7 +143,7 @@ void moments_chunk(const T* reference, const T* target, std::size_t n,
         if (!(std::fabs(squared_diff) <= float_max && abs_diff <= float_max &&
               squared_reference <= float_max && squared_target <= float_max &&
               std::fabs(diff_times_sum) <= float_max)) {
-            moments_chunk_wide(reference, target, n, moments);
+            moments_chunk_wide<T>(reference, target, n, moments);
             return;
         }
     }
@@ -150,8 +157,8 @@ void moments_chunk(const T* reference, const T* target, std::size_t n,
 }
 
 // Per-side statistics of one chunk: two passes over data that is in L1.
-template <class Arch, class T>
-void side_chunk(const T* values, std::size_t n, side_moments& side) noexcept {
+template <class Arch, class T, class Source>
+void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcept {
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
@@ -165,14 +172,14 @@ void side_chunk(const T* values, std::size_t n, side_moments& side) noexcept {
     // deviations; the exact mean and M2 follow from the two shifted sums.
     T shift = 0;
     for (std::size_t i = 0; i < n; ++i)
-        if (std::fabs(values[i]) <= largest) {
-            shift = values[i];
+        if (std::fabs(values.at(i)) <= largest) {
+            shift = values.at(i);
             break;
         }
     const batch shift_batch = ops::splat(shift);
     std::size_t i = 0;
     for (; i + width <= n; i += width) {
-        const batch x = ops::load(values + i);
+        const batch x = values.load(i);
         const auto finite = ops::abs(x) <= ops::splat(largest);
         minimum = ops::min(minimum, ops::select(finite, x, ops::splat(infinity)));
         maximum = ops::max(maximum, ops::select(finite, x, ops::splat(-infinity)));
@@ -192,7 +199,7 @@ void side_chunk(const T* values, std::size_t n, side_moments& side) noexcept {
     // The scalar path has no tail (width 1); skipping it spares GCC a bogus
     // -Waggressive-loop-optimizations on the dead loop.
     if constexpr (width > 1) for (; i < n; ++i) {
-        const T x = values[i];
+        const T x = values.at(i);
         if (std::fabs(x) <= largest) {
             chunk_min = std::min(chunk_min, double(x));
             chunk_max = std::max(chunk_max, double(x));
@@ -210,8 +217,8 @@ void side_chunk(const T* values, std::size_t n, side_moments& side) noexcept {
         sum = 0;
         squares = 0;
         for (std::size_t j = 0; j < n; ++j)
-            if (std::fabs(values[j]) <= largest) {
-                const double deviation = double(values[j]) - double(shift);
+            if (std::fabs(values.at(j)) <= largest) {
+                const double deviation = double(values.at(j)) - double(shift);
                 sum += deviation;
                 squares += deviation * deviation;
             }
@@ -229,8 +236,8 @@ void side_chunk(const T* values, std::size_t n, side_moments& side) noexcept {
 }
 
 // max |r|, max |r-t| / max(|r|, tiny) and numpy's allclose mismatch count.
-template <class Arch, class T>
-void closeness_chunk(const T* reference, const T* target, std::size_t n,
+template <class Arch, class T, class ReferenceSource, class TargetSource>
+void closeness_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
                      const kernel_options& options, pair_moments& moments) noexcept {
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
@@ -241,7 +248,7 @@ void closeness_chunk(const T* reference, const T* target, std::size_t n,
     batch max_reference = zero, max_relative = zero, not_close = zero;
     std::size_t i = 0;
     for (; i + width <= n; i += width) {
-        const batch r = ops::load(reference + i), t = ops::load(target + i);
+        const batch r = reference.load(i), t = target.load(i);
         const batch abs_reference = ops::abs(r);
         const batch abs_difference = ops::abs(r - t);
         max_reference = ops::max(max_reference, abs_reference);
@@ -258,7 +265,7 @@ void closeness_chunk(const T* reference, const T* target, std::size_t n,
     double chunk_max_relative = double(ops::maximum(max_relative));
     auto chunk_not_close = std::int64_t(ops::sum(not_close));
     for (; i < n; ++i) {
-        const T r = reference[i], t = target[i];
+        const T r = reference.at(i), t = target.at(i);
         const T abs_reference = std::fabs(r), abs_difference = std::fabs(T(r - t));
         chunk_max_reference = std::max(chunk_max_reference, double(abs_reference));
         chunk_max_relative = std::max(chunk_max_relative,
@@ -275,23 +282,34 @@ void closeness_chunk(const T* reference, const T* target, std::size_t n,
 
 } // namespace detail
 
-template <class Arch, class T>
-void accumulate_pair_block(Arch, const T* reference, const T* target, std::size_t n,
-                           const kernel_options& options, pair_moments& moments) noexcept {
+template <class Arch, class ReferenceSource, class TargetSource>
+void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource& target, std::size_t n,
+                     const kernel_options& options, pair_moments& moments) noexcept {
+    using T = typename ReferenceSource::value_type;
+    static_assert(std::is_same_v<T, typename TargetSource::value_type>,
+                  "Both sides of the fused kernel are read as the same type.");
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
-                  "The fused kernel reads float32 or float64 blocks only.");
+                  "The fused kernel accumulates float32 or float64 values only.");
     for (std::size_t start = 0; start < n; start += flush_interval) {
         const std::size_t length = std::min(flush_interval, n - start);
-        detail::moments_chunk<Arch, T>(reference + start, target + start, length, moments);
+        const auto r = reference.advanced(start);
+        const auto t = target.advanced(start);
+        detail::moments_chunk<Arch, T>(r, t, length, moments);
         if (options.features & kernel_feature::side_statistics) {
-            detail::side_chunk<Arch, T>(reference + start, length, moments.reference);
-            detail::side_chunk<Arch, T>(target + start, length, moments.target);
+            detail::side_chunk<Arch, T>(r, length, moments.reference);
+            detail::side_chunk<Arch, T>(t, length, moments.target);
         }
         if (options.features & kernel_feature::closeness)
-            detail::closeness_chunk<Arch, T>(reference + start, target + start, length, options,
-                                             moments);
+            detail::closeness_chunk<Arch, T>(r, t, length, options, moments);
     }
     moments.count += std::int64_t(n);
+}
+
+template <class Arch, class T>
+void accumulate_pair_block(Arch arch, const T* reference, const T* target, std::size_t n,
+                           const kernel_options& options, pair_moments& moments) noexcept {
+    accumulate_pair(arch, detail::pointer_source<Arch, T>{reference}, detail::pointer_source<Arch, T>{target}, n,
+                    options, moments);
 }
 
 } // namespace numgap::kernels

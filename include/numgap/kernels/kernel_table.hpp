@@ -4,6 +4,11 @@
 // time and tests can run every available one side by side.
 // make_kernel_table<Arch>() instantiates them for Arch in the calling
 // translation unit (which must be compiled with Arch's flags).
+// block_f32 / block_f64 read two float arrays; run_f32 reads two stored runs
+// (stored_run.hpp) straight from memory, widening float16, bfloat16 and
+// (de)quantized 8/16-bit integers in registers; precondition:
+// run_pair_supported(reference.type, target.type) and both zero points
+// within widens_in_registers' range.
 // widen_f32 converts a contiguous run of float16 / bfloat16 / 8- and 16-bit
 // integers (optionally dequantized per tensor) to float32; it is the same
 // scalar source as the portable path, compiled in the architecture's
@@ -26,6 +31,7 @@
 #include <numgap/kernels/kernel_options.hpp>
 #include <numgap/kernels/pair_moments.hpp>
 #include <numgap/kernels/read_two_streams.hpp>
+#include <numgap/kernels/stored_run.hpp>
 #include <numgap/kernels/transpose_tile.hpp>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
@@ -40,6 +46,8 @@ struct kernel_table {
                       pair_moments&) noexcept = nullptr;
     void (*block_f64)(const double*, const double*, std::size_t, const kernel_options&,
                       pair_moments&) noexcept = nullptr;
+    void (*run_f32)(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options&,
+                    pair_moments&) noexcept = nullptr;
     void (*widen_f32)(const void*, dtype, std::size_t, bool quantized, float scale, std::int32_t zero_point,
                       float*) noexcept = nullptr;
     void (*transpose_f32)(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols, float* out,
@@ -54,6 +62,40 @@ void block_entry(const T* reference, const T* target, std::size_t n, const kerne
                  pair_moments& moments) noexcept {
     accumulate_pair_block(Arch{}, reference, target, n, options, moments);
 }
+// Calls visit(source) with the kernel source reading `run` as float32.
+template <class Arch, class Visit>
+void visit_stored_run(const stored_run& run, Visit&& visit) noexcept {
+    auto widening = [&](auto stored) {
+        using Stored = decltype(stored);
+        visit(widening_source<Arch, Stored>{static_cast<const Stored*>(run.data), run.scale, run.zero_point});
+    };
+    switch (run.type) {
+    case dtype::float32: return visit(pointer_source<Arch, float>{static_cast<const float*>(run.data)});
+    case dtype::float16: return widening(float16{});
+    case dtype::bfloat16: return widening(bfloat16{});
+    case dtype::int8: return widening(std::int8_t{});
+    case dtype::uint8: return widening(std::uint8_t{});
+    case dtype::int16: return widening(std::int16_t{});
+    case dtype::uint16: return widening(std::uint16_t{});
+    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats and 8/16-bit integers only");
+    }
+}
+
+template <class Arch>
+void run_entry(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options& options,
+               pair_moments& moments) noexcept {
+    NUMGAP_ASSERT(run_pair_supported(reference.type, target.type));
+    // One side is float32: visiting only the other keeps 13 instantiations
+    // per architecture instead of 49.
+    if (reference.type == dtype::float32) {
+        const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
+        visit_stored_run<Arch>(target, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
+    } else {
+        const pointer_source<Arch, float> t{static_cast<const float*>(target.data)};
+        visit_stored_run<Arch>(reference, [&](const auto& r) { accumulate_pair(Arch{}, r, t, n, options, moments); });
+    }
+}
+
 // Hardware float16 conversion of whole vectors; returns how many elements it
 // converted (a multiple of the vector width; the caller converts the rest).
 template <class Arch>
@@ -152,7 +194,7 @@ constexpr bool widens_to_f32(dtype type) noexcept {
 template <class Arch>
 kernel_table make_kernel_table() noexcept {
     return {Arch::name(), &detail::block_entry<Arch, float>, &detail::block_entry<Arch, double>,
-            &detail::widen_entry<Arch>, &detail::transpose_entry<Arch>, &detail::read_streams_entry<Arch>};
+            &detail::run_entry<Arch>, &detail::widen_entry<Arch>, &detail::transpose_entry<Arch>, &detail::read_streams_entry<Arch>};
 }
 
 } // namespace numgap::kernels

@@ -24,6 +24,22 @@
 
 namespace numgap::kernels::detail {
 
+// Compilers contract a multiply with a following add or subtract into one
+// fused instruction by default (GCC: -ffp-contract=fast), and whether they do
+// depends on the inlining context. An empty asm with the value as a register
+// operand ends the expression, so the value is rounded where the source says:
+// a dequantized element equals the same element converted to memory first,
+// and a scalar tail gives the same sums in every instantiation.
+template <class T>
+T keep_rounded(T value) noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+    asm("" : "+x"(value));
+#elif (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__)
+    asm("" : "+w"(value));
+#endif
+    return value;
+}
+
 template <class Arch, class T>
 struct lanes {
     using batch = xsimd::batch<T, Arch>;

@@ -3,11 +3,13 @@
 //
 // Runtime form: evaluate(reference, target, metric_set, options) validates the
 // pair once (numgap::error naming the tensors and the reason), then makes ONE
-// pass over both tensors in reference order: each block (<= 2048 elements,
-// zero-copy for contiguous float32, otherwise dequantized into an L1 buffer)
-// goes through the fused SIMD kernel chosen by kernels::active_kernels()
-// (serving every sum-based built-in and the per-side statistics at once) and
-// through every user reduction metric's accumulate(). The pass is split over
+// pass over both tensors in reference order through the fused SIMD kernel
+// chosen by kernels::active_kernels(), serving every sum-based built-in and
+// the per-side statistics at once (kernels::accumulate_plan: contiguous data
+// is read where it lies, float16 / bfloat16 / quantized integers widened in
+// registers; other layouts go through L1 blocks of <= 2048 elements). User
+// reduction metrics receive float32 blocks, so with one in the set every
+// block is converted once and handed to both the kernel and accumulate(). The pass is split over
 // options.threads std::threads (each >= 65536 elements), whose partial states
 // merge. Whole-tensor metrics (kl_div, topk, user tier-1 metrics) run after,
 // each on its own. Results keep the set's order; rules are the override given
@@ -37,6 +39,7 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
+#include <numgap/kernels/accumulate_plan.hpp>
 #include <numgap/kernels/dispatch.hpp>
 #include <numgap/kernels/kernel_options.hpp>
 #include <numgap/kernels/pair_moments.hpp>
@@ -64,6 +67,10 @@ inline constexpr std::int64_t min_elements_per_thread = std::int64_t(1) << 16;
 inline void run_range(const kernels::pair_plan& plan, std::int64_t begin, std::int64_t end,
                       const kernels::kernel_options& options, const kernels::kernel_table& table,
                       const std::vector<const erased_reduction*>& reductions, pass_partial& partial) {
+    if (reductions.empty()) {
+        kernels::accumulate_plan(plan, begin, end, table, options, partial.moments);
+        return;
+    }
     if (!plan.wide) {
         kernels::for_each_block<float>(plan, begin, end, [&](std::span<const float> r, std::span<const float> t) {
             table.block_f32(r.data(), t.data(), r.size(), options, partial.moments);
@@ -73,7 +80,6 @@ inline void run_range(const kernels::pair_plan& plan, std::int64_t begin, std::i
     }
     kernels::for_each_block<double>(plan, begin, end, [&](std::span<const double> r, std::span<const double> t) {
         table.block_f64(r.data(), t.data(), r.size(), options, partial.moments);
-        if (reductions.empty()) return;
         alignas(64) float reference_block[kernels::flush_interval];
         alignas(64) float target_block[kernels::flush_interval];
         std::transform(r.begin(), r.end(), reference_block, [](double x) { return float(x); });
