@@ -82,22 +82,23 @@ private:
         [[maybe_unused]] const Stored* p = data + i;
 #if defined(__AVX512F__)
         if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+            // maskz forms: see simd_lanes.hpp (GCC 12 -Wuninitialized).
             if constexpr (std::is_same_v<Stored, float16>)
-                return batch(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+                return batch(_mm512_maskz_cvtph_ps(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
             else if constexpr (std::is_same_v<Stored, bfloat16>)
                 return batch(_mm512_castsi512_ps(
-                    _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16)));
+                    _mm512_maskz_slli_epi32(__mmask16(0xFFFF), _mm512_maskz_cvtepu16_epi32(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16)));
             else {
                 __m512i q;
                 if constexpr (std::is_same_v<Stored, std::uint8_t>)
-                    q = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+                    q = _mm512_maskz_cvtepu8_epi32(__mmask16(0xFFFF), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
                 else if constexpr (std::is_same_v<Stored, std::int8_t>)
-                    q = _mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+                    q = _mm512_maskz_cvtepi8_epi32(__mmask16(0xFFFF), _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
                 else if constexpr (std::is_same_v<Stored, std::uint16_t>)
-                    q = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+                    q = _mm512_maskz_cvtepu16_epi32(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
                 else
-                    q = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
-                const __m512 shifted = _mm512_cvtepi32_ps(_mm512_sub_epi32(q, _mm512_set1_epi32(zero_point)));
+                    q = _mm512_maskz_cvtepi16_epi32(__mmask16(0xFFFF), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+                const __m512 shifted = _mm512_maskz_cvtepi32_ps(__mmask16(0xFFFF), _mm512_sub_epi32(q, _mm512_set1_epi32(zero_point)));
                 return batch(_mm512_mul_ps(_mm512_set1_ps(scale), shifted));
             }
         } else

@@ -10,12 +10,11 @@
 // run_pair_supported(reference.type, target.type) and both zero points
 // within widens_in_registers' range.
 // widen_f32 converts a contiguous run of float16 / bfloat16 / 8- and 16-bit
-// integers (optionally dequantized per tensor) to float32; it is the same
-// scalar source as the portable path, compiled in the architecture's
-// translation unit so the compiler vectorises it with that instruction set,
-// except float16 on AVX-512 and on AVX2 with F16C (-mf16c), which use the
-// hardware conversion (vcvtph2ps, exact like to_float; vectors holding a NaN
-// take the portable conversion so NaN payloads stay bit-identical).
+// integers (optionally dequantized per tensor) to float32 for the block path,
+// with run_f32's in-register widening (kernel_source.hpp), except float16,
+// whose vectors holding a NaN take the portable conversion so NaN payloads
+// stay bit-identical (vcvtph2ps would quiet a signalling NaN; user reduction
+// metrics see these blocks).
 // transpose_f32 is transpose_tile (transposed layouts, pair_plan.hpp) and
 // read_two_streams the bandwidth ceiling of the benchmarks, both per arch.
 // Complexity: O(1). Throws: nothing.
@@ -113,7 +112,7 @@ std::size_t widen_float16_hardware([[maybe_unused]] const float16* source, [[may
             // Magnitudes stay below 0x8000, so the signed compare is exact.
             const __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(halves, magnitude_mask), infinity);
             if (_mm256_testz_si256(nan, nan))
-                _mm512_storeu_ps(out + i, _mm512_cvtph_ps(halves));
+                _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), halves)); // maskz: see simd_lanes.hpp
             else
                 portable(i, 16); // vcvtph2ps would set the quiet bit of a signalling NaN
         }
@@ -141,21 +140,28 @@ std::size_t widen_float16_hardware([[maybe_unused]] const float16* source, [[may
 template <class Arch, class Source>
 void widen_typed(const Source* source, std::size_t n, bool quantized, float scale, std::int32_t zero_point,
                  float* out) noexcept {
-    if constexpr (std::is_same_v<Source, float16> || std::is_same_v<Source, bfloat16>) {
-        std::size_t i = 0;
-        if constexpr (std::is_same_v<Source, float16>) i = widen_float16_hardware<Arch>(source, n, out);
+    std::size_t i = 0;
+    if constexpr (std::is_same_v<Source, float16>) {
+        i = widen_float16_hardware<Arch>(source, n, out);
         for (; i < n; ++i) out[i] = to_float(source[i]);
     } else {
-        if (quantized && sizeof(Source) < 4 && zero_point >= -(1 << 24) && zero_point <= (1 << 24))
-            // The everyday case (8/16-bit q, a zero point in range): int32 is
-            // exact here and vectorises at full float width.
-            for (std::size_t i = 0; i < n; ++i) out[i] = scale * float(std::int32_t(source[i]) - zero_point);
-        else if (quantized)
-            // int32 would overflow for int32 q or extreme zero points (uint16 q
-            // with zero_point -2^31); double holds q - zero_point exactly.
-            for (std::size_t i = 0; i < n; ++i) out[i] = scale * float(double(source[i]) - double(zero_point));
-        else
-            for (std::size_t i = 0; i < n; ++i) out[i] = float(source[i]);
+        if (!quantized) {
+            scale = 1.0f;
+            zero_point = 0;
+        }
+        if (std::is_same_v<Source, bfloat16> || widens_in_registers(dtype_of<Source>::value, zero_point)) {
+            // The same widening the fused kernel does in registers.
+            const widening_source<Arch, Source> widened{source, scale, zero_point};
+            if constexpr (lanes<Arch, float>::width > 1)
+                for (; i + lanes<Arch, float>::width <= n; i += lanes<Arch, float>::width)
+                    widened.load(i).store_unaligned(out + i);
+            for (; i < n; ++i) out[i] = widened.at(i);
+        } else {
+            // q - zero_point beyond 2^24 (extreme zero points): double holds
+            // it exactly, so float() rounds once.
+            if constexpr (std::is_integral_v<Source>)
+                for (; i < n; ++i) out[i] = scale * float(double(source[i]) - double(zero_point));
+        }
     }
 }
 

@@ -4,6 +4,13 @@
 // scalar_arch, so one kernel source serves every path.
 // Why not plain xsimd::fma: xsimd 8.1's fma on AVX-512 batches is not emitted
 // as a fused instruction by clang 14, so AVX-512 goes through the intrinsic.
+// Why the AVX-512 max / min / sum below: GCC 12's plain AVX-512 intrinsics
+// for these (and for conversions, shifts and unpacks) pass
+// _mm512_undefined_*() as the unused merge source, which -Wall reports as
+// "used uninitialized" (GCC bug 105593, fixed in GCC 13) in every program
+// that includes numgap with -march=native; the zero-masking forms with a full
+// mask emit the same instructions without it. numgap's other AVX-512 code
+// uses the maskz forms for the same reason.
 // Why pin(): GCC 12 folds loads into memory operands and then re-loads the same
 // batch for every use; an empty asm forces the value into one register.
 // Complexity: O(1) per call. Throws: nothing.
@@ -69,8 +76,28 @@ struct lanes {
             return xsimd::fma(a, b, c);
     }
     static batch abs(const batch& x) noexcept { return xsimd::abs(x); }
-    static batch max(const batch& a, const batch& b) noexcept { return xsimd::max(a, b); }
-    static batch min(const batch& a, const batch& b) noexcept { return xsimd::min(a, b); }
+    static batch max(const batch& a, const batch& b) noexcept {
+#if defined(__AVX512F__)
+        if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+            if constexpr (std::is_same_v<T, float>)
+                return batch(_mm512_maskz_max_ps(__mmask16(0xFFFF), a, b));
+            else
+                return batch(_mm512_maskz_max_pd(__mmask8(0xFF), a, b));
+        } else
+#endif
+            return xsimd::max(a, b);
+    }
+    static batch min(const batch& a, const batch& b) noexcept {
+#if defined(__AVX512F__)
+        if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+            if constexpr (std::is_same_v<T, float>)
+                return batch(_mm512_maskz_min_ps(__mmask16(0xFFFF), a, b));
+            else
+                return batch(_mm512_maskz_min_pd(__mmask8(0xFF), a, b));
+        } else
+#endif
+            return xsimd::min(a, b);
+    }
     template <class Mask>
     static batch select(const Mask& mask, const batch& a, const batch& b) noexcept {
         return xsimd::select(mask, a, b);
@@ -84,7 +111,27 @@ struct lanes {
     }
     // Rounding in float here is bounded by log2(width) ulps of a chunk sum,
     // which the float64 accumulation across chunks keeps negligible.
-    static double sum(const batch& x) noexcept { return double(xsimd::hadd(x)); }
+    static double sum(const batch& x) noexcept {
+#if defined(__AVX512F__)
+        if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+            if constexpr (std::is_same_v<T, float>) {
+                const __m512d bits = _mm512_castps_pd(x);
+                const __m256 halves = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(__mmask8(0xF), bits, 0)),
+                                                    _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(__mmask8(0xF), bits, 1)));
+                __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(halves), _mm256_extractf128_ps(halves, 1));
+                quarter = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
+                quarter = _mm_add_ss(quarter, _mm_shuffle_ps(quarter, quarter, 1));
+                return double(_mm_cvtss_f32(quarter));
+            } else {
+                const __m256d halves = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(__mmask8(0xF), x, 0),
+                                                     _mm512_maskz_extractf64x4_pd(__mmask8(0xF), x, 1));
+                const __m128d quarter = _mm_add_pd(_mm256_castpd256_pd128(halves), _mm256_extractf128_pd(halves, 1));
+                return _mm_cvtsd_f64(_mm_add_sd(quarter, _mm_unpackhi_pd(quarter, quarter)));
+            }
+        } else
+#endif
+            return double(xsimd::hadd(x));
+    }
     static T maximum(const batch& x) noexcept {
         alignas(64) std::array<T, width> values;
         x.store_aligned(values.data());

@@ -42,32 +42,35 @@ constexpr std::size_t transpose_block_width() noexcept {
 
 #if defined(__AVX512F__)
 inline void transpose_block_16(const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) noexcept {
+    // maskz forms with full masks: see simd_lanes.hpp (GCC 12 -Wuninitialized).
+    constexpr __mmask16 all = 0xFFFF;
+    constexpr __mmask8 all_pairs = 0xFF;
     __m512 rows[16], pairs[16];
     for (int i = 0; i < 16; ++i) rows[i] = _mm512_loadu_ps(in + i * in_stride);
     for (int i = 0; i < 8; ++i) {
-        pairs[2 * i] = _mm512_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
-        pairs[2 * i + 1] = _mm512_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
+        pairs[2 * i] = _mm512_maskz_unpacklo_ps(all, rows[2 * i], rows[2 * i + 1]);
+        pairs[2 * i + 1] = _mm512_maskz_unpackhi_ps(all, rows[2 * i], rows[2 * i + 1]);
     }
     // Now each 128-bit lane k of quads[4g + m] holds rows 4g..4g+3 of column 4k+m.
     __m512 quads[16];
     for (int g = 0; g < 4; ++g) {
         const __m512d p0 = _mm512_castps_pd(pairs[4 * g]), p1 = _mm512_castps_pd(pairs[4 * g + 1]),
                       p2 = _mm512_castps_pd(pairs[4 * g + 2]), p3 = _mm512_castps_pd(pairs[4 * g + 3]);
-        quads[4 * g] = _mm512_castpd_ps(_mm512_unpacklo_pd(p0, p2));
-        quads[4 * g + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(p0, p2));
-        quads[4 * g + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(p1, p3));
-        quads[4 * g + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(p1, p3));
+        quads[4 * g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all_pairs, p0, p2));
+        quads[4 * g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all_pairs, p0, p2));
+        quads[4 * g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all_pairs, p1, p3));
+        quads[4 * g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all_pairs, p1, p3));
     }
     // Transpose the 4x4 grid of 128-bit lanes for each m.
     for (int m = 0; m < 4; ++m) {
-        const __m512 low01 = _mm512_shuffle_f32x4(quads[m], quads[4 + m], 0x44);
-        const __m512 high01 = _mm512_shuffle_f32x4(quads[m], quads[4 + m], 0xEE);
-        const __m512 low23 = _mm512_shuffle_f32x4(quads[8 + m], quads[12 + m], 0x44);
-        const __m512 high23 = _mm512_shuffle_f32x4(quads[8 + m], quads[12 + m], 0xEE);
-        _mm512_storeu_ps(out + (0 + m) * out_stride, _mm512_shuffle_f32x4(low01, low23, 0x88));
-        _mm512_storeu_ps(out + (4 + m) * out_stride, _mm512_shuffle_f32x4(low01, low23, 0xDD));
-        _mm512_storeu_ps(out + (8 + m) * out_stride, _mm512_shuffle_f32x4(high01, high23, 0x88));
-        _mm512_storeu_ps(out + (12 + m) * out_stride, _mm512_shuffle_f32x4(high01, high23, 0xDD));
+        const __m512 low01 = _mm512_maskz_shuffle_f32x4(all, quads[m], quads[4 + m], 0x44);
+        const __m512 high01 = _mm512_maskz_shuffle_f32x4(all, quads[m], quads[4 + m], 0xEE);
+        const __m512 low23 = _mm512_maskz_shuffle_f32x4(all, quads[8 + m], quads[12 + m], 0x44);
+        const __m512 high23 = _mm512_maskz_shuffle_f32x4(all, quads[8 + m], quads[12 + m], 0xEE);
+        _mm512_storeu_ps(out + (0 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all, low01, low23, 0x88));
+        _mm512_storeu_ps(out + (4 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all, low01, low23, 0xDD));
+        _mm512_storeu_ps(out + (8 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all, high01, high23, 0x88));
+        _mm512_storeu_ps(out + (12 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all, high01, high23, 0xDD));
     }
 }
 #endif
