@@ -30,8 +30,8 @@ TEST_CASE("read_two_streams folds every byte of both buffers on every available 
             CAPTURE(sizes.second);
             std::vector<unsigned char> first(sizes.first), second(sizes.second);
             std::uint32_t state = 12345;
-            for (auto& b : first) b = (state = state * 1664525u + 1013904223u) >> 24;
-            for (auto& b : second) b = (state = state * 1664525u + 1013904223u) >> 24;
+            for (auto& b : first) b = static_cast<unsigned char>((state = state * 1664525u + 1013904223u) >> 24);
+            for (auto& b : second) b = static_cast<unsigned char>((state = state * 1664525u + 1013904223u) >> 24);
             const std::uint64_t want = fold_bytes(first) ^ fold_bytes(second);
             CHECK(table.read_two_streams(first.data(), first.size(), second.data(), second.size()) == want);
             // Flipping one byte anywhere changes the result, so none is skipped.
