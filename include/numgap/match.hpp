@@ -14,3 +14,4 @@
 #include <numgap/match/match_kind.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
+#include <numgap/match/node_list.hpp>

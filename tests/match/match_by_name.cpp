@@ -5,6 +5,8 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstddef>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -260,4 +262,53 @@ TEST_CASE("match_by_name_copies_output_keys_a_graph_computes_on_the_fly") {
         CHECK(result.groups[g].target_tensor == "t" + std::to_string(g));
         CHECK(result.groups[g].target_output_node == 99 - g);
     }
+}
+
+TEST_CASE("match_by_name_large_graphs_group_exactly") {
+    // Beyond 2^12 hash buckets the grouping runs as two counting passes:
+    // 20000 names per side (with a crowd of 40 equal names, and the target
+    // in a shuffled index order) must pair exactly as a map from name to
+    // node would, in reference order, with the crowd left unmatched.
+    constexpr std::size_t unique_names = 20000;
+    numgap::basic_graph ref, tgt;
+    for (std::size_t i = 0; i < unique_names; ++i) {
+        ref.add_node("layer" + std::to_string(i) + "/op");
+        if (i % 500 == 0)
+            for (int copy = 0; copy < 4; ++copy) ref.add_node("crowd"); // several buckets' worth of equal keys
+    }
+    std::vector<std::size_t> target_order(unique_names);
+    std::iota(target_order.begin(), target_order.end(), std::size_t{0});
+    std::mt19937_64 rng(77);
+    std::shuffle(target_order.begin(), target_order.end(), rng);
+    std::vector<std::size_t> target_of_name(unique_names);
+    for (std::size_t t = 0; t < unique_names; ++t) {
+        tgt.add_node("layer" + std::to_string(target_order[t]) + ".op:0"); // same key after normalising
+        target_of_name[target_order[t]] = t;
+    }
+    tgt.add_node("crowd");
+    numgap::match_options options;
+    options.normalize_name = numgap::common_name_normalizer{};
+    options.on_duplicate_names = numgap::match_options::duplicate_names::skip;
+    const auto result = numgap::match_by_name(ref, tgt, options);
+    REQUIRE(result.groups.size() == unique_names);
+    std::size_t previous_reference = 0;
+    for (std::size_t g = 0; g < result.groups.size(); ++g) {
+        const auto& group = result.groups[g];
+        REQUIRE(group.reference_nodes.size() == 1);
+        REQUIRE(group.target_nodes.size() == 1);
+        const std::size_t r = group.reference_nodes[0];
+        REQUIRE((g == 0 || r > previous_reference));
+        previous_reference = r;
+        const std::string& name = ref.node(r).name;
+        REQUIRE(name.starts_with("layer"));
+        const std::size_t i = std::stoul(name.substr(5));
+        REQUIRE(group.target_nodes[0] == target_of_name[i]);
+        REQUIRE(group.reference_tensor == name);
+        REQUIRE(group.target_tensor == tgt.node(target_of_name[i]).name);
+    }
+    CHECK(result.unmatched_reference.size() == 4 * (unique_names / 500));
+    CHECK(result.unmatched_target == std::vector<std::size_t>{unique_names});
+    options.on_duplicate_names = numgap::match_options::duplicate_names::error;
+    CHECK_THROWS_WITH_AS(numgap::match_by_name(ref, tgt, options), doctest::Contains("two nodes named 'crowd'"),
+                         numgap::error);
 }

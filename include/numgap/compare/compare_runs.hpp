@@ -46,6 +46,7 @@
 #include <numgap/match/match_auto.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
+#include <numgap/match/node_list.hpp>
 #include <numgap/metric/evaluate.hpp>
 #include <numgap/metric/evaluation.hpp>
 #include <numgap/metric/metric_set.hpp>
@@ -71,7 +72,7 @@ template <graph G> std::vector<std::string> report_names(const G& g) {
 }
 
 inline std::vector<std::string> names_of(const std::vector<std::string>& names,
-                                  const std::vector<std::size_t>& nodes) {
+                                  const node_list& nodes) {
     std::vector<std::string> result;
     result.reserve(nodes.size());
     for (std::size_t node : nodes) result.push_back(names[node]);

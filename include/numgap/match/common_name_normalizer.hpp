@@ -32,16 +32,25 @@ struct common_name_normalizer {
     // writes keys straight into its arena, one allocation fewer per node.
     void append_to(std::string_view name, std::string& out) const {
         name = strip_output_suffix(name);
+        // The key is never longer than the name: size the buffer once and
+        // write through a pointer (push_back per character re-checks the
+        // capacity and rewrites the terminator; at a million names that
+        // was most of the time spent here).
         const std::size_t start = out.size();
+        out.resize(start + name.size());
+        char* const first = out.data() + start;
+        char* cursor = first;
         for (char c : name) {
             const bool separator = c == '/' || c == '.' || c == ':' || c == '-' || c == ' ' || c == '_';
             if (separator) {
-                if (out.size() > start && out.back() != '_') out.push_back('_');
+                if (cursor != first && cursor[-1] != '_') *cursor++ = '_';
             } else {
-                out.push_back(case_sensitive ? c : static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+                *cursor++ = case_sensitive ? c : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
             }
         }
-        while (out.size() > start && out.back() == '_') out.pop_back();
+        // Runs are collapsed, so at most one trailing '_' remains.
+        if (cursor != first && cursor[-1] == '_') --cursor;
+        out.resize(static_cast<std::size_t>(cursor - out.data()));
     }
 
 private:

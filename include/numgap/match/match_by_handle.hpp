@@ -48,15 +48,16 @@
 #include <numgap/match/detail/union_find.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
+#include <numgap/match/node_list.hpp>
 
 namespace numgap {
 namespace detail {
 
 template <class G>
 std::optional<std::size_t> executorch_reference_output(const match_side<G>& reference,
-                                                       const std::vector<std::size_t>& reference_nodes,
+                                                       const node_list& reference_nodes,
                                                        const auto& target,
-                                                       const std::vector<std::size_t>& target_nodes,
+                                                       const node_list& target_nodes,
                                                        std::size_t target_output) {
     // (handle, position, node) of the group's reference side, sorted: the
     // last entry of a handle's run is its topologically last carrier.
@@ -96,15 +97,24 @@ void apply_handles(match_context<R, T>& context, const match_options& options) {
     std::vector<std::pair<std::int64_t, std::uint32_t>> occurrences;
     // About one handle per node is the common case; the vector grows past it.
     occurrences.reserve(reference_count + target.size());
-    for (std::size_t node = 0; node < reference_count; ++node)
+    // Each node's handles are a separate heap block: loading them `ahead`
+    // nodes early overlaps the cache misses.
+    constexpr std::size_t ahead = 16;
+    for (std::size_t node = 0; node < reference_count; ++node) {
+        if (node + 2 * ahead < reference_count) reference.prefetch_debug_handle_containers(node + 2 * ahead);
+        if (node + ahead < reference_count) reference.prefetch_debug_handles(node + ahead);
         if (!reference.matched[node])
             for (auto handle : numgap::debug_handles(reference.graph, node))
                 occurrences.emplace_back(static_cast<std::int64_t>(handle), static_cast<std::uint32_t>(node));
-    for (std::size_t node = 0; node < target.size(); ++node)
+    }
+    for (std::size_t node = 0; node < target.size(); ++node) {
+        if (node + 2 * ahead < target.size()) target.prefetch_debug_handle_containers(node + 2 * ahead);
+        if (node + ahead < target.size()) target.prefetch_debug_handles(node + ahead);
         if (!target.matched[node])
             for (auto handle : numgap::debug_handles(target.graph, node))
                 occurrences.emplace_back(static_cast<std::int64_t>(handle),
                                          static_cast<std::uint32_t>(reference_count + node));
+    }
     if (occurrences.empty()) return;
     union_find components(reference_count + target.size());
     auto [lowest, highest] = std::minmax_element(occurrences.begin(), occurrences.end());
@@ -140,26 +150,44 @@ void apply_handles(match_context<R, T>& context, const match_options& options) {
     for (std::size_t element = 0; element < carries_handle.size(); ++element)
         if (carries_handle[element]) elements.push_back(static_cast<std::uint32_t>(element));
     std::vector<std::uint32_t> component_of_element(elements.size());
-    std::vector<std::size_t> component_start{0};
+    // component_end[c]: one past component c's members once counted; the
+    // members are then placed backwards (so each component keeps element
+    // order) and component_end[c] ends as component c's start.
+    std::vector<std::uint32_t> component_end;
     for (std::size_t i = 0; i < elements.size(); ++i) {
         auto& component = component_of_root[components.find(elements[i])];
         if (component == none) {
-            component = static_cast<std::uint32_t>(component_start.size() - 1);
-            component_start.push_back(0);
+            component = static_cast<std::uint32_t>(component_end.size());
+            component_end.push_back(0);
         }
         component_of_element[i] = component;
-        ++component_start[component + 1];
+        ++component_end[component];
     }
-    for (std::size_t c = 1; c < component_start.size(); ++c) component_start[c] += component_start[c - 1];
+    for (std::size_t c = 1; c < component_end.size(); ++c) component_end[c] += component_end[c - 1];
     std::vector<std::uint32_t> members(elements.size());
-    {
-        std::vector<std::size_t> cursor(component_start.begin(), component_start.end() - 1);
-        for (std::size_t i = 0; i < elements.size(); ++i) members[cursor[component_of_element[i]]++] = elements[i];
-    }
-    context.reserve_groups(component_start.size() - 1);
-    for (std::size_t c = 0; c + 1 < component_start.size(); ++c) {
-        std::vector<std::size_t> reference_nodes, target_nodes;
-        for (std::size_t m = component_start[c]; m < component_start[c + 1]; ++m) {
+    for (std::size_t i = elements.size(); i-- > 0;) members[--component_end[component_of_element[i]]] = elements[i];
+    const std::size_t component_count = component_end.size();
+    // Members of component c: [component_start(c), component_start(c + 1)).
+    auto component_start = [&](std::size_t c) -> std::size_t {
+        return c < component_count ? component_end[c] : elements.size();
+    };
+    context.reserve_groups(component_count);
+    for (std::size_t c = 0; c < component_count; ++c) {
+        // add_group reads the output keys of the group's nodes.
+        if (c + 2 * ahead < component_count)
+            for (std::size_t m = component_start(c + 2 * ahead); m < component_start(c + 2 * ahead + 1); ++m) {
+                const std::size_t element = members[m];
+                if (element < reference_count) reference.prefetch_output_key_containers(element);
+                else target.prefetch_output_key_containers(element - reference_count);
+            }
+        if (c + ahead < component_count)
+            for (std::size_t m = component_start(c + ahead); m < component_start(c + ahead + 1); ++m) {
+                const std::size_t element = members[m];
+                if (element < reference_count) reference.prefetch_output_keys(element);
+                else target.prefetch_output_keys(element - reference_count);
+            }
+        node_list reference_nodes, target_nodes;
+        for (std::size_t m = component_start(c); m < component_start(c + 1); ++m) {
             const std::size_t element = members[m];
             if (element < reference_count) reference_nodes.push_back(element);
             else target_nodes.push_back(element - reference_count);

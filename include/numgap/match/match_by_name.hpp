@@ -46,7 +46,13 @@ void add_candidate_names(name_table& table, int side, const match_side<G>& side_
     // returning a std::string per node (a heap allocation for every name
     // longer than the small-string buffer).
     const auto* common = options.normalize_name ? options.normalize_name.target<common_name_normalizer>() : nullptr;
-    for (std::size_t node = 0; node < side_state.size(); ++node) {
+    // Names longer than the small-string buffer live in their own heap
+    // blocks: loading them `ahead` nodes early overlaps the cache misses.
+    constexpr std::size_t ahead = 16;
+    const std::size_t count = side_state.size();
+    for (std::size_t node = 0; node < count; ++node) {
+        if (node + 2 * ahead < count) side_state.prefetch_name_container(node + 2 * ahead);
+        if (node + ahead < count) side_state.prefetch_name(node + ahead);
         if (side_state.matched[node]) continue;
         auto&& raw = numgap::node_name(side_state.graph, node);
         if (common) common->append_to(std::string_view(raw), table.scratch());

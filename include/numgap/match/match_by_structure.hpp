@@ -83,6 +83,7 @@
 #include <numgap/match/detail/match_context.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
+#include <numgap/match/node_list.hpp>
 
 namespace numgap {
 namespace detail {
@@ -421,7 +422,7 @@ private:
 
     void emit_groups() {
         std::unordered_map<std::size_t, std::size_t> group_of_target;
-        std::vector<std::pair<std::vector<std::size_t>, std::size_t>> groups; // (reference nodes, target)
+        std::vector<std::pair<node_list, std::size_t>> groups; // (reference nodes, target)
         std::vector<double> confidence;
         for (auto r : reference_.order) {
             if (reference_.matched[r] || image_[r] == no_node) continue;

@@ -25,6 +25,7 @@
 #include <numgap/match/detail/union_find.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
+#include <numgap/match/node_list.hpp>
 
 namespace numgap {
 namespace detail {
@@ -88,7 +89,7 @@ void apply_explicit(match_context<R, T>& context, const match_options& options) 
     }
     std::sort(touched.begin(), touched.end());
     touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-    std::unordered_map<std::size_t, std::pair<std::vector<std::size_t>, std::vector<std::size_t>>> groups;
+    std::unordered_map<std::size_t, std::pair<node_list, node_list>> groups;
     std::vector<std::size_t> roots;
     for (auto element : touched) {
         const auto root = components.find(element);

@@ -10,17 +10,22 @@
 // tensor is that node's last output key (empty when no node of the set has an
 // output). confidence is 1 for exact strategies (handle, name, explicit); the
 // structural matcher reports its own score in (0, 1].
+//
+// Cost: a group whose node sets hold at most two nodes each (node_list keeps
+// those inline) allocates nothing but tensor keys longer than the standard
+// library's small-string buffer (15 characters in libstdc++); built-in
+// strategy names are short enough to live in that buffer too.
 #include <cstddef>
 #include <string>
-#include <vector>
 
 #include <numgap/match/match_kind.hpp>
+#include <numgap/match/node_list.hpp>
 
 namespace numgap {
 
 struct match_group {
-    std::vector<std::size_t> reference_nodes; // topological order
-    std::vector<std::size_t> target_nodes;    // topological order
+    node_list reference_nodes; // topological order
+    node_list target_nodes;    // topological order
     match_kind kind = match_kind::one_to_one;
     std::string strategy; // "handle", "name", "structure", "explicit", or a user strategy's name
     double confidence = 1.0;

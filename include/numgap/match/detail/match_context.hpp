@@ -20,9 +20,13 @@
 #include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/graph/concepts.hpp>
+#include <numgap/graph/debug_handles.hpp>
+#include <numgap/graph/node_name.hpp>
 #include <numgap/graph/topological_order.hpp>
+#include <numgap/match/detail/prefetch.hpp>
 #include <numgap/match/match_kind.hpp>
 #include <numgap/match/match_result.hpp>
+#include <numgap/match/node_list.hpp>
 
 namespace numgap::detail {
 
@@ -39,7 +43,7 @@ struct match_side {
 
     std::size_t size() const noexcept { return order.size(); }
 
-    void sort_topologically(std::vector<std::size_t>& nodes) const {
+    void sort_topologically(node_list& nodes) const {
         if (nodes.size() < 2) return;
         std::sort(nodes.begin(), nodes.end(),
                   [&](std::size_t a, std::size_t b) { return position[a] < position[b]; });
@@ -56,6 +60,33 @@ struct match_side {
     static constexpr bool stable_output_keys =
         std::is_lvalue_reference_v<decltype(numgap::output_keys(std::declval<const G&>(), std::size_t{}))> &&
         std::is_lvalue_reference_v<std::ranges::range_reference_t<decltype(numgap::output_keys(std::declval<const G&>(), std::size_t{}))>>;
+
+    static constexpr bool stable_debug_handles =
+        std::is_lvalue_reference_v<decltype(numgap::debug_handles(std::declval<const G&>(), std::size_t{}))>;
+
+    // Start loading what last_output_key(node) / debug_handles(node) will
+    // read (see prefetch.hpp): callers issue the _containers call about
+    // 2 d nodes ahead and the other one d nodes ahead, d about a dozen.
+    void prefetch_output_key_containers(std::size_t node) const {
+        if constexpr (stable_output_keys) prefetch_range_object(numgap::output_keys(graph, node));
+    }
+    void prefetch_output_keys(std::size_t node) const {
+        if constexpr (stable_output_keys) prefetch_last_element(numgap::output_keys(graph, node));
+    }
+    static constexpr bool stable_names =
+        std::is_lvalue_reference_v<decltype(numgap::node_name(std::declval<const G&>(), std::size_t{}))>;
+    void prefetch_name_container(std::size_t node) const {
+        if constexpr (stable_names) prefetch_range_object(numgap::node_name(graph, node));
+    }
+    void prefetch_name(std::size_t node) const {
+        if constexpr (stable_names) prefetch_last_element(numgap::node_name(graph, node));
+    }
+    void prefetch_debug_handle_containers(std::size_t node) const {
+        if constexpr (stable_debug_handles) prefetch_range_object(numgap::debug_handles(graph, node));
+    }
+    void prefetch_debug_handles(std::size_t node) const {
+        if constexpr (stable_debug_handles) prefetch_last_element(numgap::debug_handles(graph, node));
+    }
 
     std::string_view last_output_key_view(std::size_t node) const
         requires stable_output_keys
@@ -74,7 +105,7 @@ struct match_side {
 
     // The topologically last node (of a topologically sorted set) that has an
     // output; the last node when none has.
-    std::size_t default_output_node(const std::vector<std::size_t>& nodes) const {
+    std::size_t default_output_node(const node_list& nodes) const {
         // A single node is its own output either way: no need to visit its keys.
         if (nodes.size() == 1) return nodes.front();
         for (auto it = nodes.rbegin(); it != nodes.rend(); ++it)
@@ -101,6 +132,7 @@ public:
                                                     "nodes (reference output " +
                             std::to_string(group.reference_output_node) + ", target output " +
                             std::to_string(group.target_output_node) + ")");
+            track_order(group);
         }
     }
 
@@ -109,8 +141,7 @@ public:
 
     // Adds a group of still-unmatched nodes (any order); picks the default
     // outputs unless reference_output is given.
-    void add_group(std::vector<std::size_t> reference_nodes, std::vector<std::size_t> target_nodes,
-                   std::string strategy, double confidence,
+    void add_group(node_list reference_nodes, node_list target_nodes, std::string_view strategy, double confidence,
                    std::optional<std::size_t> reference_output = std::nullopt) {
         NUMGAP_ASSERT(!reference_nodes.empty() && !target_nodes.empty());
         reference.sort_topologically(reference_nodes);
@@ -127,57 +158,76 @@ public:
         // moves, and at a million groups that shows.
         match_group& group = groups_.emplace_back();
         group.kind = kind_of(reference_nodes.size(), target_nodes.size());
-        group.strategy = std::move(strategy);
+        group.strategy = strategy;
         group.confidence = confidence;
         group.reference_output_node = reference_output ? *reference_output
                                                        : reference.default_output_node(reference_nodes);
         group.target_output_node = target.default_output_node(target_nodes);
-        group.reference_tensor = reference.last_output_key(group.reference_output_node);
-        group.target_tensor = target.last_output_key(group.target_output_node);
+        // Copied straight from the graph's key when it keeps one (no
+        // temporary std::string).
+        if constexpr (match_side<R>::stable_output_keys)
+            group.reference_tensor = reference.last_output_key_view(group.reference_output_node);
+        else
+            group.reference_tensor = reference.last_output_key(group.reference_output_node);
+        if constexpr (match_side<T>::stable_output_keys)
+            group.target_tensor = target.last_output_key_view(group.target_output_node);
+        else
+            group.target_tensor = target.last_output_key(group.target_output_node);
         group.reference_nodes = std::move(reference_nodes);
         group.target_nodes = std::move(target_nodes);
+        track_order(group);
     }
 
     // add_group for many one-to-one groups at once (name matching makes a
     // million of them). Same result as calling add_group per pair, in pair
-    // order; when both graphs keep their output keys, each block first
-    // gathers the keys in a tight loop so that the cache misses on a large
-    // graph overlap instead of stalling one group at a time (about 2x at a
-    // million nodes).
+    // order. When both graphs keep their output keys, the three dependent
+    // loads behind each key (the node's key container, its last key, the
+    // key's characters) are prefetched 3 d, 2 d and d pairs ahead: on a large
+    // graph the cache misses then overlap instead of stalling one group at a
+    // time. One steady pipeline rather than
+    // bursts per block: a burst of prefetches beyond the CPU's few
+    // outstanding-miss slots stalls as much as the loads it replaces.
     void add_one_to_one_groups(const std::vector<std::pair<std::uint32_t, std::uint32_t>>& pairs,
                                std::string_view strategy, double confidence) {
         reserve_groups(pairs.size());
-        constexpr std::size_t block = 32;
-        std::string_view reference_keys[block], target_keys[block];
-        for (std::size_t begin = 0; begin < pairs.size(); begin += block) {
-            const std::size_t end = std::min(pairs.size(), begin + block);
-            if constexpr (match_side<R>::stable_output_keys && match_side<T>::stable_output_keys) {
-                for (std::size_t i = begin; i < end; ++i) {
-                    reference_keys[i - begin] = reference.last_output_key_view(pairs[i].first);
-                    target_keys[i - begin] = target.last_output_key_view(pairs[i].second);
+        constexpr bool stable_keys = match_side<R>::stable_output_keys && match_side<T>::stable_output_keys;
+        constexpr std::size_t d = 8;
+        const std::size_t count = pairs.size();
+        for (std::size_t i = 0; i < count; ++i) {
+            if constexpr (stable_keys) {
+                if (i + 3 * d < count) {
+                    reference.prefetch_output_key_containers(pairs[i + 3 * d].first);
+                    target.prefetch_output_key_containers(pairs[i + 3 * d].second);
+                }
+                if (i + 2 * d < count) {
+                    reference.prefetch_output_keys(pairs[i + 2 * d].first);
+                    target.prefetch_output_keys(pairs[i + 2 * d].second);
+                }
+                if (i + d < count) {
+                    prefetch(reference.last_output_key_view(pairs[i + d].first).data());
+                    prefetch(target.last_output_key_view(pairs[i + d].second).data());
                 }
             }
-            for (std::size_t i = begin; i < end; ++i) {
-                const auto [r, t] = pairs[i];
-                NUMGAP_ASSERT(!reference.matched[r] && !target.matched[t]);
-                reference.matched[r] = 1;
-                target.matched[t] = 1;
-                match_group& group = groups_.emplace_back();
-                group.kind = match_kind::one_to_one;
-                group.strategy = strategy;
-                group.confidence = confidence;
-                group.reference_output_node = r;
-                group.target_output_node = t;
-                if constexpr (match_side<R>::stable_output_keys && match_side<T>::stable_output_keys) {
-                    group.reference_tensor = reference_keys[i - begin];
-                    group.target_tensor = target_keys[i - begin];
-                } else {
-                    group.reference_tensor = reference.last_output_key(r);
-                    group.target_tensor = target.last_output_key(t);
-                }
-                group.reference_nodes.assign(1, r);
-                group.target_nodes.assign(1, t);
+            const auto [r, t] = pairs[i];
+            NUMGAP_ASSERT(!reference.matched[r] && !target.matched[t]);
+            reference.matched[r] = 1;
+            target.matched[t] = 1;
+            match_group& group = groups_.emplace_back();
+            group.kind = match_kind::one_to_one;
+            group.strategy = strategy;
+            group.confidence = confidence;
+            group.reference_output_node = r;
+            group.target_output_node = t;
+            if constexpr (stable_keys) {
+                group.reference_tensor = reference.last_output_key_view(r);
+                group.target_tensor = target.last_output_key_view(t);
+            } else {
+                group.reference_tensor = reference.last_output_key(r);
+                group.target_tensor = target.last_output_key(t);
             }
+            group.reference_nodes.push_back(r);
+            group.target_nodes.push_back(t);
+            track_order(group);
         }
     }
 
@@ -192,12 +242,9 @@ public:
         // Strategies mostly emit groups already in this order (name and
         // handle groups walk the reference in index order): then the vector
         // is handed over as is instead of being permuted into a second one.
-        auto in_order = [&](const match_group& a, const match_group& b) {
-            const auto pa = reference.position[a.reference_output_node], pb = reference.position[b.reference_output_node];
-            return pa < pb || (pa == pb && target.position[a.target_output_node] <= target.position[b.target_output_node]);
-        };
-        bool sorted = true;
-        for (std::size_t g = 1; g < groups_.size() && sorted; ++g) sorted = in_order(groups_[g - 1], groups_[g]);
+        // (Tracked as groups are added: checking here would read every group
+        // again, long after it left the cache.)
+        const bool sorted = in_order_;
         if (sorted) {
             result.groups = std::move(groups_);
             append_unmatched(result);
@@ -229,6 +276,18 @@ public:
     void reserve_groups(std::size_t count) { groups_.reserve(groups_.size() + count); }
 
 private:
+    // Keeps in_order_: whether groups_ is ordered by (reference output
+    // position, target output position), the order finish() returns.
+    void track_order(const match_group& group) noexcept {
+        const std::size_t reference_position = reference.position[group.reference_output_node];
+        const std::size_t target_position = target.position[group.target_output_node];
+        if (reference_position < last_reference_position_ ||
+            (reference_position == last_reference_position_ && target_position < last_target_position_))
+            in_order_ = false;
+        last_reference_position_ = reference_position;
+        last_target_position_ = target_position;
+    }
+
     void append_unmatched(match_result& result) const {
         for (auto node : reference.order)
             if (!reference.matched[node]) result.unmatched_reference.push_back(node);
@@ -237,7 +296,7 @@ private:
     }
 
     template <class G>
-    void mark(match_side<G>& side, const std::vector<std::size_t>& nodes, const char* which) {
+    void mark(match_side<G>& side, const node_list& nodes, const char* which) {
         if (nodes.empty())
             throw error(std::string(strategy_) + ": an earlier match group has no " + which +
                         " nodes; every group needs at least one node on each side");
@@ -256,6 +315,9 @@ private:
 
     std::string_view strategy_;
     std::vector<match_group> groups_;
+    bool in_order_ = true;
+    std::size_t last_reference_position_ = 0;
+    std::size_t last_target_position_ = 0;
 };
 
 } // namespace numgap::detail
