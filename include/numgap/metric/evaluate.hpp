@@ -95,6 +95,14 @@ inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels
     const kernels::kernel_table table = kernels::active_kernels();
     const std::int64_t most_workers = std::max<std::int64_t>(1, plan.count / min_elements_per_thread);
     const int workers = int(std::min<std::int64_t>(threads, most_workers));
+    if (workers == 1) {
+        // Small tensors: no thread bookkeeping (its allocations cost as much
+        // as the pass itself at a few thousand elements).
+        pass_partial partial;
+        for (const erased_reduction* reduction : reductions) partial.states.push_back(reduction->make_state());
+        run_range(plan, 0, plan.count, options, table, reductions, partial);
+        return partial;
+    }
     std::vector<pass_partial> partials(static_cast<std::size_t>(workers));
     for (auto& partial : partials)
         for (const erased_reduction* reduction : reductions) partial.states.push_back(reduction->make_state());
@@ -143,8 +151,9 @@ inline evaluation evaluate(const tensor_view& reference, const tensor_view& targ
     bool closeness_claimed = false;
     bool any_fused = false;
     std::vector<const detail::erased_reduction*> reductions;
-    std::vector<int> reduction_slot(entries.size(), -1);
-    std::vector<bool> fused(entries.size(), false);
+    // Per entry: the index of its user reduction, or one of these.
+    constexpr int from_fused_moments = -2, whole_tensor = -1;
+    std::vector<int> source(entries.size(), whole_tensor);
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& entry = entries[i];
         if (entry.from_moments) {
@@ -164,13 +173,13 @@ inline evaluation evaluate(const tensor_view& reference, const tensor_view& targ
                     kernel_options.allclose_rtol = wanted.allclose_rtol;
                     closeness_claimed = true;
                 }
-                fused[i] = true;
+                source[i] = from_fused_moments;
                 any_fused = true;
                 continue;
             }
         }
         if (entry.reduction) {
-            reduction_slot[i] = int(reductions.size());
+            source[i] = int(reductions.size());
             reductions.push_back(entry.reduction.get());
         }
     }
@@ -191,10 +200,10 @@ inline evaluation evaluate(const tensor_view& reference, const tensor_view& targ
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const auto& entry = entries[i];
         double value;
-        if (fused[i])
+        if (source[i] == from_fused_moments)
             value = entry.from_moments(pass.moments);
-        else if (reduction_slot[i] >= 0)
-            value = reductions[std::size_t(reduction_slot[i])]->finalize(*pass.states[std::size_t(reduction_slot[i])]);
+        else if (source[i] >= 0)
+            value = reductions[std::size_t(source[i])]->finalize(*pass.states[std::size_t(source[i])]);
         else
             value = entry.whole_tensor(reference, target);
         result.metrics.push_back(make_metric_result(entry.name, value, entry.rule));
