@@ -22,6 +22,9 @@ std::filesystem::path scratch(const std::string& name) {
 }
 } // namespace
 
+// posix_spawnp reports a missing program as ENOENT with glibc; where it
+// cannot (other libcs, user-mode emulators), the child exits 127. Both
+// messages say the program is not installed.
 TEST_CASE("svg: a Graphviz program that is not installed is reported as such") {
     const auto dot_file = scratch("a.dot");
     std::ofstream(dot_file) << "digraph { a -> b }\n";

@@ -109,8 +109,8 @@ inline void render_svg(const std::filesystem::path& dot_file, const std::filesys
     const std::string diagnostics = read_first_stderr_line();
     if (WIFEXITED(wait_status) && WEXITSTATUS(wait_status) == 127)
         throw error("cannot render SVG '" + svg_file.string() + "': the Graphviz program '" +
-                    program + "' could not be executed; install graphviz, or write the graph "
-                    "with --dot and render it elsewhere");
+                    program + "' is not installed or could not be executed; install graphviz, or "
+                    "write the graph with --dot and render it elsewhere");
     if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0)
         throw error("rendering SVG '" + svg_file.string() + "' with '" + program + "' failed" +
                     (diagnostics.empty() ? std::string() : ": " + diagnostics));
