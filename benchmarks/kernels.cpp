@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -267,9 +268,11 @@ void bandwidth(benchmark::State& state, pair_kind kind) {
 int register_all() {
     for (const pair_kind kind : all_kinds) {
         const std::string pair = name_of(kind);
+        std::set<std::string> archs; // the header's native arch may also be a dispatched one
         for (const auto& table : numgap::kernels::available_kernels())
-            add_sizes(benchmark::RegisterBenchmark(("BM_fused_" + pair + "_" + table.arch_name).c_str(),
-                                                   [kind, table](benchmark::State& s) { fused(s, kind, table); }));
+            if (archs.insert(table.arch_name).second)
+                add_sizes(benchmark::RegisterBenchmark(("BM_fused_" + pair + "_" + table.arch_name).c_str(),
+                                                       [kind, table](benchmark::State& s) { fused(s, kind, table); }));
         add_sizes(benchmark::RegisterBenchmark(("BM_evaluate_" + pair).c_str(),
                                                [kind](benchmark::State& s) { evaluate_api(s, kind); }));
         add_sizes(benchmark::RegisterBenchmark(("BM_bandwidth_" + pair).c_str(),

@@ -5,6 +5,7 @@
 #include <limits>
 #include <random>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -197,5 +198,7 @@ TEST_CASE("the header-instantiated and dispatched kernels include the scalar fal
     REQUIRE(!tables.empty());
     CHECK(std::string_view(tables.front().arch_name) == "scalar");
     CHECK(bool(numgap::kernels::active_kernels().block_f32));
-    MESSAGE("kernels under test: " << tables.size() << ", active: " << numgap::kernels::active_kernels().arch_name);
+    std::string names;
+    for (const auto& table : tables) names += std::string(names.empty() ? "" : ", ") + table.arch_name;
+    MESSAGE("kernels under test: " << names << "; active: " << std::string(numgap::kernels::active_kernels().arch_name));
 }
