@@ -106,8 +106,18 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     };
 
     std::size_t i = 0;
-    for (; i + width * sets <= n; i += width * sets)
+    // Software prefetch a fixed distance ahead of both streams. The
+    // hardware prefetcher alone leaves the fused loop's memory reads and its
+    // arithmetic in series (time ~ read time + compute time): at 2^26
+    // elements f32/f16 rose from ~80% to ~94% and f32/u8 from ~70% to ~90% of
+    // the two-stream read ceiling; 256 to 2048 elements ahead all help, 512
+    // was best (benchmarks/kernels.cpp).
+    constexpr std::size_t prefetch_distance = 512;
+    for (; i + width * sets <= n; i += width * sets) {
+        reference.prefetch(i + prefetch_distance, width * sets);
+        target.prefetch(i + prefetch_distance, width * sets);
         for (int s = 0; s < sets; ++s) step(acc[s], i + std::size_t(s) * width);
+    }
     for (; i + width <= n; i += width) step(acc[0], i);
     for (int s = 1; s < sets; ++s) {
         acc[0].squared_diff = acc[0].squared_diff + acc[s].squared_diff;

@@ -1,7 +1,9 @@
 #pragma once
 // What the fused kernel reads one side from: load(i) gives the batch of
 // elements i .. i + width - 1, at(i) element i, advanced(k) the source
-// shifted by k elements.
+// shifted by k elements, prefetch(i, n) asks the CPU to start loading
+// elements i .. i + n - 1 (a hint: no effect on results, no fault past the
+// end; a no-op for scalar_arch).
 //   pointer_source<Arch, T>:       float32 or float64 values in memory.
 //   widening_source<Arch, Stored>: float16, bfloat16 or an 8/16-bit integer
 //     type, widened to float32 in registers; integers are dequantized as
@@ -23,6 +25,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include <numgap/core/half.hpp>
+#include <numgap/core/prefetch.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
 #include <numgap/kernels/simd_lanes.hpp>
 
@@ -45,6 +48,9 @@ struct pointer_source {
 
     auto load(std::size_t i) const noexcept { return lanes<Arch, T>::load(data + i); }
     T at(std::size_t i) const noexcept { return data[i]; }
+    void prefetch(std::size_t i, std::size_t n) const noexcept {
+        if constexpr (!std::is_same_v<Arch, scalar_arch>) numgap::detail::prefetch_bytes(data, i * sizeof(T), n * sizeof(T));
+    }
     pointer_source advanced(std::size_t k) const noexcept { return {data + k}; }
 };
 
@@ -70,6 +76,9 @@ struct widening_source {
             return keep_rounded(scale * float(std::int32_t(data[i]) - zero_point));
     }
     widening_source advanced(std::size_t k) const noexcept { return {data + k, scale, zero_point}; }
+    void prefetch(std::size_t i, std::size_t n) const noexcept {
+        if constexpr (!std::is_same_v<Arch, scalar_arch>) numgap::detail::prefetch_bytes(data, i * sizeof(Stored), n * sizeof(Stored));
+    }
 
     batch load(std::size_t i) const noexcept {
         batch widened = widen(i);

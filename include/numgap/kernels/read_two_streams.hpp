@@ -18,6 +18,8 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <numgap/core/prefetch.hpp>
+
 #include <numgap/kernels/scalar_arch.hpp>
 
 namespace numgap::kernels {
@@ -58,11 +60,16 @@ std::uint64_t read_two_streams(Arch, const void* first, std::size_t first_bytes,
         // Per step: `ratio` pairs of vectors from the larger stream for one
         // pair from the smaller, four independent XOR chains.
         const std::size_t ratio = smaller_bytes == 0 ? 0 : std::max<std::size_t>(1, larger_bytes / smaller_bytes);
+        constexpr std::size_t prefetch_distance = 2048;
         batch a = batch(std::uint64_t(0)), b = a, c = a, d = a;
         auto load = [](const unsigned char* p) { return batch::load_unaligned(reinterpret_cast<const std::uint64_t*>(p)); };
         if (ratio > 0)
             while (smaller_done + 2 * vector_bytes <= smaller_bytes &&
                    larger_done + 2 * ratio * vector_bytes <= larger_bytes) {
+                // The same software prefetch as the fused kernel (2 KiB
+                // ahead in the larger stream), so the ceiling is never below it.
+                numgap::detail::prefetch_bytes(larger, larger_done + prefetch_distance, 2 * ratio * vector_bytes);
+                numgap::detail::prefetch_bytes(smaller, smaller_done + prefetch_distance / ratio, 2 * vector_bytes);
                 for (std::size_t k = 0; k < ratio; ++k) {
                     a ^= load(larger + larger_done);
                     b ^= load(larger + larger_done + vector_bytes);

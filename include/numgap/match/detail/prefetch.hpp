@@ -15,15 +15,10 @@
 #include <ranges>
 #include <type_traits>
 
+#include <numgap/core/prefetch.hpp>
+
 namespace numgap::detail {
 
-inline void prefetch(const void* address) noexcept {
-#if defined(__GNUC__) || defined(__clang__)
-    __builtin_prefetch(address);
-#else
-    (void)address;
-#endif
-}
 
 // The range object itself (for a graph that keeps per-node containers in a
 // node struct: that struct), so that a later prefetch_last_element does not

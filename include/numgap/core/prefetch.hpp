@@ -1,0 +1,27 @@
+#pragma once
+// numgap::detail::prefetch(address) and prefetch_bytes(base, offset, bytes):
+// ask the CPU to start loading memory that a loop will read a little later
+// (one request per 64-byte line for a byte range).
+// Why: streaming kernels and the graph matchers both stall on memory the
+// hardware prefetcher does not fetch early enough; see their call sites for
+// what it bought there. Only a hint: no effect on results, and no fault for
+// addresses past the end of an object — prefetch_bytes forms the address as
+// an integer, so nothing out of bounds is ever a pointer. A no-op on
+// compilers without __builtin_prefetch. O(bytes / 64), never throws.
+#include <cstddef>
+#include <cstdint>
+
+namespace numgap::detail {
+
+inline void prefetch([[maybe_unused]] const void* address) noexcept {
+#if defined(__GNUC__) || defined(__clang__)
+    __builtin_prefetch(address);
+#endif
+}
+
+inline void prefetch_bytes(const void* base, std::size_t offset, std::size_t bytes) noexcept {
+    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(base) + offset;
+    for (std::size_t line = 0; line < bytes; line += 64) prefetch(reinterpret_cast<const void*>(first + line));
+}
+
+} // namespace numgap::detail
