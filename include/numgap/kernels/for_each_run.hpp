@@ -50,15 +50,9 @@ namespace detail {
 // The run of `side` that starts at element `offset_in_row` of plan row `row`.
 inline stored_run stored_run_at(const pair_plan& plan, const plan_side& side, std::int64_t row,
                                 std::int64_t offset_in_row) noexcept {
-    const int last = plan.rank - 1;
-    std::int64_t element = offset_in_row;
-    std::int64_t channel = 0;
-    for (int d = last - 1; d >= 0; --d) {
-        const std::int64_t index = row % plan.shape[std::size_t(d)];
-        row /= plan.shape[std::size_t(d)];
-        element += index * side.strides[std::size_t(d)];
-        if (d == side.channel_dim) channel = index;
-    }
+    const row_start start = locate_row(plan, side, row);
+    const std::int64_t element = start.element + offset_in_row; // unit stride along the row
+    const std::int64_t channel = start.channel;
     stored_run run{side.base + element * std::int64_t(size_of(side.type)), side.type, 1.0f, 0};
     if (side.scales != nullptr) {
         run.scale = side.scales[channel];

@@ -292,6 +292,24 @@ constexpr bool is_direct(const plan_side& side, const pair_plan& plan) noexcept 
            side.strides[std::size_t(plan.rank - 1)] == 1;
 }
 
+// Where plan row `row` (an index over every dimension but the innermost)
+// starts in `side`, in elements, and its index along the side's per-channel
+// dimension when that is an outer one (else 0).
+struct row_start {
+    std::int64_t element;
+    std::int64_t channel;
+};
+inline row_start locate_row(const pair_plan& plan, const plan_side& side, std::int64_t row) noexcept {
+    row_start start{0, 0};
+    for (int d = plan.rank - 2; d >= 0; --d) {
+        const std::int64_t index = row % plan.shape[std::size_t(d)];
+        row /= plan.shape[std::size_t(d)];
+        start.element += index * side.strides[std::size_t(d)];
+        if (d == side.channel_dim) start.channel = index;
+    }
+    return start;
+}
+
 // Fills `out` with n elements of `side` starting at flat position `position`,
 // crossing rows of the innermost dimension as needed.
 template <class T>
@@ -300,17 +318,11 @@ void gather(const pair_plan& plan, const plan_side& side, std::int64_t position,
     const int last = plan.rank - 1;
     const std::int64_t inner = plan.shape[std::size_t(last)];
     while (n > 0) {
-        std::int64_t row = position / inner;
         const std::int64_t offset_in_row = position % inner;
         const std::size_t length = std::size_t(std::min<std::int64_t>(std::int64_t(n), inner - offset_in_row));
-        std::int64_t element = offset_in_row * side.strides[std::size_t(last)];
-        std::int64_t channel = 0;
-        for (int d = last - 1; d >= 0; --d) {
-            const std::int64_t index = row % plan.shape[std::size_t(d)];
-            row /= plan.shape[std::size_t(d)];
-            element += index * side.strides[std::size_t(d)];
-            if (d == side.channel_dim) channel = index;
-        }
+        const row_start start = locate_row(plan, side, position / inner);
+        const std::int64_t element = start.element + offset_in_row * side.strides[std::size_t(last)];
+        std::int64_t channel = start.channel;
         std::int64_t channel_step = 0;
         if (side.channel_dim == last) {
             channel = offset_in_row;
@@ -327,13 +339,8 @@ void gather(const pair_plan& plan, const plan_side& side, std::int64_t position,
 template <class T>
 const T* direct_pointer(const pair_plan& plan, const plan_side& side, std::int64_t position) noexcept {
     const int last = plan.rank - 1;
-    std::int64_t row = position / plan.shape[std::size_t(last)];
-    std::int64_t element = position % plan.shape[std::size_t(last)];
-    for (int d = last - 1; d >= 0; --d) {
-        element += (row % plan.shape[std::size_t(d)]) * side.strides[std::size_t(d)];
-        row /= plan.shape[std::size_t(d)];
-    }
-    return reinterpret_cast<const T*>(side.base) + element;
+    const std::int64_t inner = plan.shape[std::size_t(last)];
+    return reinterpret_cast<const T*>(side.base) + locate_row(plan, side, position / inner).element + position % inner;
 }
 
 } // namespace detail
@@ -362,12 +369,8 @@ inline bool tile_by_transpose(const pair_plan& plan) noexcept {
 inline const float* fill_tile_f32(const pair_plan& plan, const plan_side& side, std::int64_t position,
                                   std::size_t rows, std::size_t columns, float* out) noexcept {
     const std::size_t last = std::size_t(plan.rank - 1);
-    std::int64_t row = position / plan.shape[last];
-    std::int64_t element = (position % plan.shape[last]) * side.strides[last];
-    for (int d = int(last) - 1; d >= 0; --d) {
-        element += (row % plan.shape[std::size_t(d)]) * side.strides[std::size_t(d)];
-        row /= plan.shape[std::size_t(d)];
-    }
+    const std::int64_t element =
+        locate_row(plan, side, position / plan.shape[last]).element + (position % plan.shape[last]) * side.strides[last];
     const float* origin = reinterpret_cast<const float*>(side.base) + element;
     const std::int64_t row_stride = side.strides[last - 1], column_stride = side.strides[last];
     if (row_stride == 1 && column_stride != 1) {

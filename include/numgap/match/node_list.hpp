@@ -70,16 +70,7 @@ public:
         copy_from(other);
     }
 
-    node_list(node_list&& other) noexcept : size_(other.size_), capacity_(other.capacity_) {
-        if (other.is_inline()) {
-            inline_[0] = other.inline_[0];
-            inline_[1] = other.inline_[1];
-        } else {
-            heap_ = other.heap_;
-        }
-        other.size_ = 0;
-        other.capacity_ = inline_capacity;
-    }
+    node_list(node_list&& other) noexcept : node_list() { take(other); }
 
     node_list& operator=(const node_list& other) {
         if (this == &other) return *this;
@@ -92,16 +83,7 @@ public:
     node_list& operator=(node_list&& other) noexcept {
         if (this == &other) return *this;
         release();
-        size_ = other.size_;
-        capacity_ = other.capacity_;
-        if (other.is_inline()) {
-            inline_[0] = other.inline_[0];
-            inline_[1] = other.inline_[1];
-        } else {
-            heap_ = other.heap_;
-        }
-        other.size_ = 0;
-        other.capacity_ = inline_capacity;
+        take(other);
         return *this;
     }
 
@@ -176,6 +158,19 @@ private:
 
     static bool equal(const node_list& a, const std::size_t* b, std::size_t count) noexcept {
         return a.size_ == count && std::equal(a.begin(), a.end(), b);
+    }
+
+    // Moves other's elements into this list, which holds no heap block, and
+    // leaves other empty and inline.
+    void take(node_list& other) noexcept {
+        size_ = other.size_;
+        capacity_ = other.capacity_;
+        if (other.is_inline())
+            for (std::uint32_t k = 0; k < other.size_; ++k) inline_[k] = other.inline_[k];
+        else
+            heap_ = other.heap_;
+        other.size_ = 0;
+        other.capacity_ = inline_capacity;
     }
 
     // Requires capacity_ >= other.size_.
