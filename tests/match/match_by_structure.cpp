@@ -231,23 +231,24 @@ TEST_CASE("match_by_structure_recovers_random_graphs") {
     // conv+bn(+relu), linear+gelu and add+relu chains fused, target shapes
     // NHWC in half the runs. Structure must recover >= 95% of the reference
     // nodes that still have a counterpart, with >= 99% of its pairs right.
+    // Ten seeds per family and layout (a sweep of 80 more found no exception).
     std::uint64_t seed = 4242;
     for (auto family : {numgap_test::model_family::cnn, numgap_test::model_family::transformer}) {
-        for (int variant = 0; variant < 2; ++variant) {
+        for (int variant = 0; variant < 20; ++variant) {
             ++seed;
-            MESSAGE("seed = " << seed);
+            CAPTURE(seed);
             std::mt19937_64 rng(seed);
             numgap_test::derive_options options;
             options.handles = false;
-            options.nhwc = variant == 1;
-            options.insert_rate = variant == 1 ? 0.3 : 0.15;
+            options.nhwc = variant % 2 == 1;
+            options.insert_rate = variant % 2 == 1 ? 0.3 : 0.15;
             auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
             const auto result = numgap::match_by_structure(pair.reference, pair.target);
             const auto q = measure(pair, result);
             const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
             const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
-            MESSAGE("nodes " << pair.reference.num_nodes() << " -> " << pair.target.num_nodes() << ": recall "
-                             << recall << ", precision " << precision);
+            CAPTURE(recall);
+            CAPTURE(precision);
             CHECK(q.with_counterpart > 1000);
             CHECK(recall >= 0.95);
             CHECK(precision >= 0.99);
@@ -260,9 +261,12 @@ TEST_CASE("match_by_structure_survives_folded_and_replaced_ops") {
     // are folded away (no counterpart; consumers rewired to the input) and
     // 1% are replaced by an unrecognised vendor op (no counterpart either).
     // Pinned down: the walk re-anchors past such local failures, so recall
-    // stays >= 95% and precision >= 99% on both families. Seed 5002 is the
-    // regression case: a folded batch_norm took the fused conv+bn node of a
-    // later conv, and before re-anchoring the pass stalled (~18% recall).
+    // stays >= 95% and precision >= 99% on both families for these seeds.
+    // Not on every seed: a sweep of 80 runs found 9 below the bar, 3 of them
+    // far below (an early wrong pairing cascades; README, "By structure").
+    // Seed 5002 is the regression case: a folded batch_norm took the fused
+    // conv+bn node of a later conv, and before re-anchoring the pass stalled
+    // (~18% recall).
     std::uint64_t seed = 5000;
     for (auto family : {numgap_test::model_family::cnn, numgap_test::model_family::transformer}) {
         for (int variant = 0; variant < 2; ++variant) {
