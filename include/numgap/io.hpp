@@ -4,6 +4,7 @@
 #include <numgap/io/crc32.hpp>
 #include <numgap/io/inflate.hpp>
 #include <numgap/io/json.hpp>
+#include <numgap/io/little_endian.hpp>
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/npz.hpp>

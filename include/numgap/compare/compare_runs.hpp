@@ -190,22 +190,21 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         report.groups.push_back(std::move(row));
     }
     const std::size_t compared_groups = report.groups.size();
-    for (std::size_t node : matches.unmatched_reference) {
-        group_report row;
-        row.reference_nodes = {reference_names[node]};
-        row.op = std::string(numgap::op_type(reference_graph, node));
-        row.status = group_status::unmatched;
-        row.message = "no target node matches this reference node";
-        report.groups.push_back(std::move(row));
-    }
-    for (std::size_t node : matches.unmatched_target) {
-        group_report row;
-        row.target_nodes = {target_names[node]};
-        row.op = std::string(numgap::op_type(target_graph, node));
-        row.status = group_status::unmatched;
-        row.message = "no reference node matches this target node";
-        report.groups.push_back(std::move(row));
-    }
+    auto add_unmatched = [&](const auto& graph, const std::vector<std::size_t>& nodes, const auto& names,
+                             std::vector<std::string> group_report::*side, const char* message) {
+        for (std::size_t node : nodes) {
+            group_report row;
+            row.*side = {names[node]};
+            row.op = std::string(numgap::op_type(graph, node));
+            row.status = group_status::unmatched;
+            row.message = message;
+            report.groups.push_back(std::move(row));
+        }
+    };
+    add_unmatched(reference_graph, matches.unmatched_reference, reference_names, &group_report::reference_nodes,
+                  "no target node matches this reference node");
+    add_unmatched(target_graph, matches.unmatched_target, target_names, &group_report::target_nodes,
+                  "no reference node matches this target node");
 
     std::size_t workers = options.threads ? options.threads
                                           : std::max<std::size_t>(1, std::thread::hardware_concurrency());

@@ -54,6 +54,7 @@
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
+#include <numgap/io/little_endian.hpp>
 
 namespace numgap::io {
 
@@ -255,12 +256,6 @@ inline std::optional<dtype> dtype_from_descr(const std::string& descr, std::stri
         throw error("'" + std::string(source) + "': big-endian data (descr '" + descr +
                     "') is not supported; save it little-endian, e.g. array.astype('<" + code + "')");
     return found;
-}
-
-inline std::uint64_t read_little_endian(const std::byte* bytes, int count) {
-    std::uint64_t value = 0;
-    for (int i = count - 1; i >= 0; --i) value = (value << 8) | std::to_integer<std::uint64_t>(bytes[i]);
-    return value;
 }
 
 } // namespace detail

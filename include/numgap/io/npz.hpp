@@ -36,6 +36,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/io/crc32.hpp>
 #include <numgap/io/inflate.hpp>
+#include <numgap/io/little_endian.hpp>
 #include <numgap/io/mapped_file.hpp>
 
 namespace numgap::io {
@@ -119,10 +120,7 @@ private:
         const std::span<const std::byte> bytes = mapping_->bytes();
         if (offset > bytes.size() || std::uint64_t(count) > bytes.size() - offset)
             fail("truncated: a record at byte " + std::to_string(offset) + " runs past the end of the file");
-        std::uint64_t value = 0;
-        for (int i = count - 1; i >= 0; --i)
-            value = (value << 8) | std::to_integer<std::uint64_t>(bytes[std::size_t(offset) + std::size_t(i)]);
-        return value;
+        return detail::read_little_endian(bytes.data() + offset, count);
     }
 
     void read_directory() {

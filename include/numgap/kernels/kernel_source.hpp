@@ -152,8 +152,10 @@ private:
                     const __m128i bytes = _mm_cvtsi32_si128(four);
                     if constexpr (std::is_same_v<Stored, std::uint8_t>)
                         q = _mm_unpacklo_epi16(_mm_unpacklo_epi8(bytes, zero), zero);
-                    else
-                        q = _mm_srai_epi32(_mm_unpacklo_epi16(_mm_unpacklo_epi8(bytes, bytes), _mm_unpacklo_epi8(bytes, bytes)), 24);
+                    else {
+                        const __m128i doubled = _mm_unpacklo_epi8(bytes, bytes);
+                        q = _mm_srai_epi32(_mm_unpacklo_epi16(doubled, doubled), 24);
+                    }
                 } else {
                     const __m128i halves = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
                     if constexpr (std::is_same_v<Stored, std::uint16_t>)
