@@ -191,10 +191,10 @@ std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, con
 }
 } // namespace detail
 
-// True for the dtypes kernel_table::widen_f32 accepts.
+// True for the dtypes kernel_table::widen_f32 accepts: the narrow types
+// run_f32 widens in registers (any zero point: widen_f32 handles extreme ones).
 constexpr bool widens_to_f32(dtype type) noexcept {
-    return type == dtype::float16 || type == dtype::bfloat16 || type == dtype::int8 || type == dtype::uint8 ||
-           type == dtype::int16 || type == dtype::uint16;
+    return type != dtype::float32 && widens_in_registers(type);
 }
 
 template <class Arch>
