@@ -10,6 +10,13 @@
 // tensor is that node's last output key (empty when no node of the set has an
 // output). confidence is 1 for exact strategies (handle, name, explicit); the
 // structural matcher reports its own score in (0, 1].
+// ambiguous_with (structural matching only): the other target nodes the
+// matcher could not tell apart from target_output_node by anything it knows
+// (ops, shapes, producers and consumers with their input positions), in
+// topological order. Non-empty means the pairing is a guess among equals: a
+// report must not name such a group on its own as an error origin, and the
+// comparison may try the alternatives against the tensors. Always empty for
+// exact strategies.
 //
 // Cost: a group whose node sets hold at most two nodes each (node_list keeps
 // those inline) allocates nothing but tensor keys longer than the standard
@@ -33,6 +40,9 @@ struct match_group {
     std::size_t target_output_node = 0;
     std::string reference_tensor; // output tensor keys compared
     std::string target_tensor;
+    node_list ambiguous_with;
+
+    bool ambiguous() const noexcept { return !ambiguous_with.empty(); }
 };
 
 } // namespace numgap
