@@ -150,3 +150,52 @@ TEST_CASE("csv: write_csv writes the file and names it when it cannot") {
     CHECK_THROWS_WITH_AS(numgap::write_csv(report, "/nonexistent_dir_numgap/r.csv"),
                          doctest::Contains("'/nonexistent_dir_numgap/r.csv'"), numgap::error);
 }
+
+TEST_CASE("csv: text cells that a spreadsheet would read as a formula get a leading quote") {
+    // OWASP "CSV Injection": =, +, -, @, TAB, CR (and NUL) as first character.
+    const std::string triggers[] = {"=", "+", "-", "@", "\t", "\r", std::string(1, '\0')};
+    for (const std::string& trigger : triggers) {
+        CAPTURE(int(trigger[0]));
+        const std::string formula = trigger + "HYPERLINK(\"http://x\",\"y\")";
+        auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
+        report.metric_names = {"cosine", trigger + "mse"};
+        report.groups[0].reference_nodes = {formula};
+        report.groups[0].target_nodes = {formula, "b"};
+        report.groups[0].reference_tensor = formula;
+        report.groups[0].op = trigger + "cmd|' /C calc'!A0";
+        report.groups[0].message = formula;
+        const std::string text = numgap::to_csv(report);
+        const auto rows = parse_csv(text);
+        REQUIRE(rows.size() == 2);
+        CHECK(rows[0][14] == "'" + trigger + "mse");
+        CHECK(rows[1][0] == "'" + formula);
+        CHECK(rows[1][1] == "'" + formula + "+b");
+        CHECK(rows[1][2] == "'" + formula);
+        CHECK(rows[1][6] == "'" + report.groups[0].op);
+        CHECK(rows[1].back() == "'" + formula);
+        // The neutralised cell is quoted, so the quote sits right after the field's opening quote.
+        CHECK(text.find("\"'" + trigger) != std::string::npos);
+    }
+}
+
+TEST_CASE("csv: a trigger that is not the first character, and numeric cells, are left alone") {
+    auto report = numgap::test::make_report({{"conv1", numgap::group_status::fail}});
+    report.groups[0].reference_nodes = {"a=b+c-d@e"};
+    report.groups[0].metrics[0].value = -0.5;
+    report.groups[0].metrics[1].value = -std::numeric_limits<double>::infinity();
+    const std::string text = numgap::to_csv(report);
+    const auto rows = parse_csv(text);
+    CHECK(rows[1][0] == "a=b+c-d@e");
+    CHECK(rows[1][13] == "-0.5");
+    CHECK(rows[1][14] == "-inf");
+    CHECK(text.find(",-0.5,-inf,") != std::string::npos); // unquoted numbers
+    CHECK(rows[1][12] == "128");
+}
+
+TEST_CASE("csv: a text cell holding ';' is quoted so a semicolon-separated reader keeps it whole") {
+    auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
+    report.groups[0].reference_nodes = {"a;=1+1"};
+    const std::string text = numgap::to_csv(report);
+    CHECK(text.find("\"a;=1+1\"") != std::string::npos);
+    CHECK(parse_csv(text)[1][0] == "a;=1+1");
+}

@@ -10,6 +10,16 @@
 // Why RFC 4180 to the letter (CRLF records, fields holding ',', '"', CR or LF
 // quoted with inner quotes doubled): node names from real exporters contain
 // commas and quotes, and spreadsheet tools and Python's csv module expect it.
+// Formula injection (OWASP "CSV Injection"): a text cell — node, tensor, op,
+// dtype or metric name, message — that begins with '=', '+', '-', '@', TAB,
+// CR or NUL is written with a single quote (') in front, inside a quoted
+// field, so a spreadsheet shows it as text instead of evaluating a formula
+// planted in a graph.json. Text cells holding ';' are quoted too, so a
+// spreadsheet that splits on semicolons cannot start a new cell with a
+// formula inside one. Numeric cells (count, metric values such as -0.5 or
+// -inf, error_origin) never pass through this and stay numbers. A reader who
+// needs the exact name strips the one leading quote of a text cell whose
+// second character is one of the triggers.
 // Complexity: O(total text). Throws: numgap::error when the file cannot be
 // written (the message names it); std::bad_alloc.
 #include <filesystem>
@@ -24,12 +34,21 @@
 namespace numgap {
 
 namespace detail {
+// The characters that make a spreadsheet read a leading cell as a formula
+// (OWASP's list, plus NUL as OWASP ASVS 1.2.10 adds).
+inline bool starts_like_formula(std::string_view text) noexcept {
+    return !text.empty() && std::string_view("=+-@\t\r\0", 7).find(text.front()) != std::string_view::npos;
+}
+
+// A text cell: quoted when RFC 4180 needs it or when it is neutralised.
 inline void append_csv_field(std::string& out, std::string_view field) {
-    if (field.find_first_of(",\"\r\n") == std::string_view::npos) {
+    const bool neutralise = starts_like_formula(field);
+    if (!neutralise && field.find_first_of(",;\"\r\n") == std::string_view::npos) {
         out += field;
         return;
     }
     out += '"';
+    if (neutralise) out += '\'';
     for (char c : field) {
         if (c == '"') out += '"';
         out += c;
