@@ -13,7 +13,9 @@
 // input is unusable (bad arguments, unreadable or malformed files,
 // tensors that cannot be compared); messages name the file, key or node.
 // The summary table goes to stdout; progress goes to stderr only when stderr
-// is a terminal and the comparison takes more than a second.
+// is a terminal and the comparison takes more than a second. Everything
+// printed that may hold a name, a path or a message built from them goes
+// through numgap::terminal_text, so a hostile run cannot drive the terminal.
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -225,15 +227,17 @@ int run_compare(const compare_arguments& arguments) {
     if (!arguments.dump_failing.empty()) {
         const std::size_t written = numgap::dump_failing_pairs(report, reference_run, target_run,
                                                                arguments.dump_failing);
-        std::cout << "wrote " << written << " failing pairs to " << arguments.dump_failing << "\n";
+        std::cout << "wrote " << written << " failing pairs to "
+                  << numgap::terminal_text(arguments.dump_failing) << "\n";
     }
 
     if (report.summary.errors != 0) {
         for (const numgap::group_report& group : report.groups)
             if (group.status == numgap::group_status::error)
                 std::cerr << "numgap: error: group '"
-                          << (group.reference_nodes.empty() ? std::string("?") : group.reference_nodes.back())
-                          << "': " << group.message << "\n";
+                          << numgap::terminal_text(group.reference_nodes.empty() ? std::string("?")
+                                                                                 : group.reference_nodes.back())
+                          << "': " << numgap::terminal_text(group.message) << "\n";
         return exit_unusable;
     }
     if (report.summary.passed + report.summary.failed == 0) {
@@ -550,11 +554,12 @@ int run_demo(const std::filesystem::path& directory) {
     write_demo_run(reference_dir, nodes, reference, nullptr);
     write_demo_run(target_dir, nodes, target, &stored);
 
-    std::cout << "numgap demo: wrote a float32 reference run to " << reference_dir.string()
-              << "\nand a quantized/fp16 target run to " << target_dir.string()
+    std::cout << "numgap demo: wrote a float32 reference run to " << numgap::terminal_text(reference_dir.string())
+              << "\nand a quantized/fp16 target run to " << numgap::terminal_text(target_dir.string())
               << "\nwhose node /block/gn2/GroupNorm normalises over the whole tensor instead of "
                  "4 groups.\n\n$ numgap compare "
-              << reference_dir.string() << " " << target_dir.string() << "\n\n";
+              << numgap::terminal_text(reference_dir.string()) << " "
+              << numgap::terminal_text(target_dir.string()) << "\n\n";
     compare_arguments arguments;
     arguments.reference = reference_dir.string();
     arguments.target = target_dir.string();
@@ -589,19 +594,19 @@ int main(int argc, char** argv) {
         }
         throw usage_error{"unknown command '" + std::string(command) + "'"};
     } catch (const usage_error& failure) {
-        std::cerr << "numgap: " << failure.message << "\n\n" << usage_text;
+        std::cerr << "numgap: " << numgap::terminal_text(failure.message) << "\n\n" << usage_text;
         return exit_unusable;
     } catch (const numgap::error& failure) {
-        std::cerr << "numgap: error: " << failure.what() << "\n";
+        std::cerr << "numgap: error: " << numgap::terminal_text(failure.what()) << "\n";
         return exit_unusable;
     } catch (const std::filesystem::filesystem_error& failure) {
-        std::cerr << "numgap: error: " << failure.what() << "\n";
+        std::cerr << "numgap: error: " << numgap::terminal_text(failure.what()) << "\n";
         return exit_unusable;
     } catch (const std::bad_alloc&) {
         std::cerr << "numgap: error: out of memory\n";
         return exit_unusable;
     } catch (const std::exception& failure) {
-        std::cerr << "numgap: error: " << failure.what() << "\n";
+        std::cerr << "numgap: error: " << numgap::terminal_text(failure.what()) << "\n";
         return exit_unusable;
     }
 }

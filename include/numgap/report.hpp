@@ -15,3 +15,4 @@
 #include <numgap/report/report_summary.hpp>
 #include <numgap/report/summary_table.hpp>
 #include <numgap/report/svg.hpp>
+#include <numgap/report/terminal_text.hpp>

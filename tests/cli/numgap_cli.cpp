@@ -362,3 +362,52 @@ TEST_CASE("cli: --svg renders through Graphviz (skipped visibly without it); --h
     CHECK(slurp(dir / "graph.svg").find("<svg") != std::string::npos);
     CHECK_FALSE(fs::exists(dir / "graph.svg.dot")); // the intermediate DOT is removed
 }
+
+namespace {
+// True when `text` holds nothing a terminal interprets besides LF: no C0
+// control, DEL, C1 control (as UTF-8 or as a raw byte) or bidi override.
+bool inert_on_terminal(const std::string& text) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(text[i]);
+        if ((byte < 0x20 && byte != '\n') || byte == 0x7f) return false;
+        if (byte == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) <= 0x9f) return false;
+    }
+    return text.find("\xe2\x80\xae") == std::string::npos && text.find('\xff') == std::string::npos;
+}
+
+// reference/ and target/ whose node names hold ESC sequences, CR, a bidi
+// override, an invalid byte and a leading '='; the target's "b" has the wrong
+// shape, so the group is an error whose message names the node.
+void write_hostile_pair(const fs::path& dir) {
+    const std::string hostile = R"(=HYPERLINK(\"x\")\u001b]0;pwned\u0007\r\u202e)";
+    const std::string graph = R"({"nodes": [{"name": "a)" + hostile + R"(", "outputs": ["a"]},
+        {"name": "-b)" + hostile + R"(", "inputs": ["a"], "outputs": ["b"]}]})";
+    for (const char* side : {"reference", "target"}) {
+        write_file(dir / side / "graph.json", graph);
+        write_floats(dir / side / "a.npy", {1, 2, 3});
+        write_floats(dir / side / "b.npy", std::string(side) == "target" ? std::vector<float>{1, 2}
+                                                                          : std::vector<float>{1, 2, 3});
+    }
+}
+} // namespace
+
+TEST_CASE("cli: hostile node names reach neither the terminal nor the spreadsheet raw") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("hostile_names");
+    write_hostile_pair(dir);
+    const cli_result result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string(),
+                                       "--csv", (dir / "r.csv").string()},
+                                      dir);
+    CHECK(result.status == 2);
+    CHECK_MESSAGE(inert_on_terminal(result.out), result.out);
+    CHECK_MESSAGE(inert_on_terminal(result.err), result.err);
+    CHECK(result.out.find("-b=HYPERLINK(\"x\")\\x1b]0;pwned\\x07") != std::string::npos); // clipped after
+    CHECK(result.err.find("numgap: error: group '-b=HYPERLINK(\"x\")\\x1b]0;pwned") != std::string::npos);
+    const std::string csv = slurp(dir / "r.csv");
+    CHECK(csv.find("\r\n\"'-b=HYPERLINK(\"\"x\"\")\x1b]0;pwned") != std::string::npos);
+    // A file name with controls in an error message is escaped too.
+    const cli_result missing = run_cli({"compare", (dir / "no\x1b[2Jsuch").string(), (dir / "target").string()}, dir);
+    CHECK(missing.status == 2);
+    CHECK(missing.err.find("no\\x1b[2Jsuch") != std::string::npos);
+    CHECK(inert_on_terminal(missing.err));
+}

@@ -72,3 +72,46 @@ TEST_CASE("summary_table: rows beyond max_rows are counted, not dropped silently
     CHECK(table.find("first divergence: none") != std::string::npos);
     CHECK(table.find("error origins: none") != std::string::npos);
 }
+
+TEST_CASE("summary_table: names with control characters, bidi overrides and invalid UTF-8 are escaped") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"conv1", group_status::fail}, {"norm1", group_status::pass}});
+    const std::string hostile = "x\x1b]0;pwned\x07\r\xe2\x80\xae\xff";
+    report.groups[0].reference_nodes = {hostile};
+    report.groups[0].target_nodes = {hostile};
+    report.reference_graph[1].name = hostile; // conv1
+    report.groups[0].op = "op\x1b[2J";
+    report.groups[0].message = "tensor '\x1b[1m' is odd\n";
+    report.metric_names = {"cosine\x9b", "mse"};
+    report.groups[0].metrics[0].name = report.metric_names[0];
+    report.groups[1].metrics[0].name = report.metric_names[0];
+    numgap::analyze_report(report);
+    report.summary.first_divergence = hostile;
+    report.summary.origins = {hostile};
+    const std::string table = numgap::format_summary_table(report);
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(table[i]);
+        CHECK_MESSAGE((byte >= 0x20 || byte == '\n'), "control byte ", int(byte), " at ", i);
+        CHECK(byte != 0x7f);
+    }
+    CHECK(table.find("x\\x1b]0;pwned\\x07\\x0d\\u202e\\xff") != std::string::npos);
+    CHECK(table.find("op\\x1b[2J") != std::string::npos);
+    CHECK(table.find("first divergence: x\\x1b]0;pwned") != std::string::npos);
+    CHECK(table.find("error origins: x\\x1b]0;pwned") != std::string::npos);
+    CHECK(table.find("cosine\\x9b") != std::string::npos);
+}
+
+TEST_CASE("summary_table: columns line up by displayed width for wide characters") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"conv1", group_status::pass}, {"norm1", group_status::pass}});
+    report.groups[0].reference_nodes = {"层层"}; // 4 columns, 6 bytes
+    report.groups[1].reference_nodes = {"abcd"};
+    const std::string table = numgap::format_summary_table(report);
+    const auto column_of_target = [&](const std::string& reference, const std::string& target) {
+        const std::size_t line = table.find(reference);
+        REQUIRE(line != std::string::npos);
+        return numgap::terminal_width(
+            std::string_view(table).substr(table.rfind('\n', line) + 1, table.find(target, line) - table.rfind('\n', line) - 1));
+    };
+    CHECK(column_of_target("层层", "conv1") == column_of_target("abcd", "norm1"));
+}

@@ -9,6 +9,9 @@
 // `max_rows` rows are shown; the rest are summarised in one line, because a
 // 5,000-layer model must not bury the answer. The library never prints: this
 // returns the text.
+// Every piece of text from the runs (names, ops, dtypes, messages, metric
+// names) goes through terminal_text (report/terminal_text.hpp), so the table
+// holds no control character, and columns are aligned by terminal_width.
 // Complexity: O(G log G) for G groups. Throws: std::bad_alloc.
 #include <algorithm>
 #include <cmath>
@@ -19,6 +22,7 @@
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
 #include <numgap/report/format_double.hpp>
+#include <numgap/report/terminal_text.hpp>
 
 namespace numgap {
 
@@ -28,9 +32,9 @@ struct summary_table_options {
 };
 
 namespace detail {
-inline std::string clip(std::string text, std::size_t width) {
-    if (text.size() <= width || width < 4) return text;
-    return text.substr(0, width - 3) + "...";
+// Escaped for the terminal first, so clipping counts what is shown.
+inline std::string clip(std::string_view text, std::size_t width) {
+    return clip_to_width(terminal_text(text), width);
 }
 
 inline int severity(const group_report& group) {
@@ -113,15 +117,18 @@ inline std::string format_summary_table(const comparison_report& report,
         table.push_back(std::move(line));
     }
 
+    // terminal_text is idempotent, so cells clip() already escaped are unchanged.
+    for (auto& line : table)
+        for (std::string& cell : line) cell = terminal_text(cell);
     std::vector<std::size_t> widths(header.size(), 0);
     for (const auto& line : table)
-        for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], line[c].size());
+        for (std::size_t c = 0; c < line.size(); ++c) widths[c] = std::max(widths[c], terminal_width(line[c]));
     std::string out;
     for (std::size_t l = 0; l < table.size(); ++l) {
         std::string text;
         for (std::size_t c = 0; c < table[l].size(); ++c) {
             text += table[l][c];
-            if (c + 1 < table[l].size()) text += std::string(widths[c] - table[l][c].size() + 2, ' ');
+            if (c + 1 < table[l].size()) text += std::string(widths[c] - terminal_width(table[l][c]) + 2, ' ');
         }
         while (!text.empty() && text.back() == ' ') text.pop_back();
         out += text + '\n';
@@ -142,14 +149,14 @@ inline std::string format_summary_table(const comparison_report& report,
            std::to_string(s.unmatched_target) + " target\n";
     if (s.first_divergence_group) {
         const group_report& first = report.groups[*s.first_divergence_group];
-        out += "first divergence: " + s.first_divergence +
-               (first.op.empty() ? std::string() : " (" + first.op + ")") + "\n";
+        out += "first divergence: " + terminal_text(s.first_divergence) +
+               (first.op.empty() ? std::string() : " (" + terminal_text(first.op) + ")") + "\n";
     } else {
         out += "first divergence: none\n";
     }
     out += "error origins:";
     if (s.origins.empty()) out += " none";
-    for (std::size_t i = 0; i < s.origins.size(); ++i) out += (i ? ", " : " ") + s.origins[i];
+    for (std::size_t i = 0; i < s.origins.size(); ++i) out += (i ? ", " : " ") + terminal_text(s.origins[i]);
     out += '\n';
     return out;
 }
