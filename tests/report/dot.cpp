@@ -8,6 +8,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/report/analyze_report.hpp>
 #include <numgap/report/dot.hpp>
+#include <numgap/report/terminal_text.hpp>
 
 #include "sample_report.hpp"
 
@@ -64,4 +65,35 @@ TEST_CASE("dot: names with quotes, backslashes and newlines cannot break out of 
     const std::string dot = numgap::to_dot(report);
     CHECK(dot.find("evil\\\" -> pwn [color=red]; \\\\\\nop\\nx") != std::string::npos);
     CHECK(dot.find("\"evil\"") == std::string::npos);
+}
+
+TEST_CASE("dot: any name, every byte included, gives DOT with closed labels, valid UTF-8 and no control") {
+    auto report = numgap::test::hostile_report();
+    numgap::analyze_report(report);
+    numgap::dot_options options;
+    options.graph_name = std::string("g\"\0\x1b", 4);
+    const std::string dot = numgap::to_dot(report, options);
+    // Line by line (LF is the only control a DOT file holds): nothing that
+    // terminal_text would escape, so no NUL, no control, no invalid UTF-8.
+    for (std::size_t start = 0; start < dot.size();) {
+        const std::size_t end = dot.find('\n', start);
+        const std::string line = dot.substr(start, end - start);
+        CHECK_MESSAGE(numgap::terminal_text(line) == line, line);
+        start = end + 1;
+    }
+    // '&' only as "&amp;": Graphviz decodes entities in labels.
+    for (std::size_t at = dot.find('&'); at != std::string::npos; at = dot.find('&', at + 1))
+        CHECK(dot.compare(at, 5, "&amp;") == 0);
+    // Each label ends at its own closing quote: the attributes after it are ours.
+    for (std::size_t i = 0; i < report.reference_graph.size(); ++i) {
+        const std::string line = line_of(dot, "n" + std::to_string(i));
+        std::size_t at = line.find("[label=\"") + 8;
+        while (line[at] != '"') at += line[at] == '\\' ? 2 : 1;
+        CHECK(line.compare(at, 10, "\", style=\"") == 0);
+    }
+    CHECK(dot.find("digraph \"g\\\"\\\\x00\\\\x1b\" {") == 0);
+    CHECK(dot.find("\\\\x00\\\\x01\\\\x02") != std::string::npos);           // visible, not raw
+    CHECK(dot.find("gn\\\\u202e2 \xe5\xb1\x82 \\\\u009b31m") != std::string::npos); // printable UTF-8 kept
+    CHECK(dot.find("&amp;#1;&amp;#x1b;") != std::string::npos);
+    CHECK(dot.find("\\\\N\\\\G\\\\L\\\\l\\\\r\\\\") != std::string::npos);      // no Graphviz escapes
 }

@@ -55,3 +55,29 @@ inline comparison_report make_report(
 }
 
 } // namespace numgap::test
+
+namespace numgap::test {
+
+// A chain of nodes whose names and ops hold every byte 0x00-0xFF (invalid
+// UTF-8 included), quotes, backslashes and Graphviz escapes, XML markup and
+// character references, a bidi override and a C1 control; every group fails.
+inline comparison_report hostile_report() {
+    std::string low, high;
+    for (int byte = 0; byte < 0x80; ++byte) low += char(byte);
+    for (int byte = 0x80; byte < 0x100; ++byte) high += char(byte);
+    const std::vector<std::string> names = {
+        low, high, "q\"uote\\ back\\", "<tag a=\"1\">&amp;]]>\n&#1;&#x1b;&#xD800;&bogus;",
+        "\\N\\G\\L\\l\\r\\", "gn\xe2\x80\xae" "2 \xe5\xb1\x82 \xc2\x9b" "31m"};
+    comparison_report report;
+    report.metric_names = {"cosine", "mse"};
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        report.reference_graph.push_back({names[i], names[names.size() - 1 - i], {}});
+        if (i) report.reference_graph.back().producers = {i - 1};
+        report.groups.push_back(make_group({names[i]}, group_status::fail, 0.5));
+        report.groups.back().op = names[names.size() - 1 - i];
+        report.groups.back().order = i;
+    }
+    return report;
+}
+
+} // namespace numgap::test

@@ -8,10 +8,19 @@
 // the picture answers "where does it go wrong" without the table. A legend
 // cluster explains the colours. Node ids are generated ("n0", "n1", ...) and
 // names only appear inside escaped labels, so any node name is safe.
+// Escaping (append_dot_escaped): a label is split at LF, which stays a line
+// break; each line goes through terminal_text (report/terminal_text.hpp), so
+// NUL and every other control character, invalid UTF-8 bytes and bidi
+// overrides become visible escapes such as "\x00" and "\u202e" (DOT cannot
+// hold NUL, and the SVG Graphviz writes from it must be XML 1.0, which cannot
+// hold most C0 controls even as character references); then '"' and '\' are
+// backslash-escaped and '&' is written "&amp;", because Graphviz decodes
+// entities in labels ("&#1;" would reach the SVG as a raw U+0001).
 // Complexity: O(N + E) in the reference graph. Throws: numgap::error when the
 // report's reference graph is inconsistent (see analyze_report.hpp), when
 // dot_options::metric is not one of the report's metrics, or when the file
 // cannot be written.
+#include <algorithm>
 #include <filesystem>
 #include <iterator>
 #include <utility>
@@ -23,6 +32,7 @@
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
 #include <numgap/report/format_double.hpp>
+#include <numgap/report/terminal_text.hpp>
 
 namespace numgap {
 
@@ -33,12 +43,18 @@ struct dot_options {
 
 namespace detail {
 inline void append_dot_escaped(std::string& out, std::string_view text) {
-    for (char c : text) {
-        if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n')
-            out += "\\n";
-        else if (c != '\r')
-            out += c;
+    for (std::size_t start = 0;;) {
+        const std::size_t end = std::min(text.find('\n', start), text.size());
+        for (char c : terminal_text(text.substr(start, end - start))) {
+            if (c == '"' || c == '\\') out += '\\';
+            if (c == '&')
+                out += "&amp;";
+            else
+                out += c;
+        }
+        if (end == text.size()) return;
+        out += "\\n";
+        start = end + 1;
     }
 }
 

@@ -28,6 +28,8 @@
 #include <string>
 #include <string_view>
 
+#include <numgap/io/json.hpp>
+
 namespace numgap {
 
 namespace detail {
@@ -36,36 +38,15 @@ inline void append_hex(std::string& out, std::uint32_t value, int digits) {
     for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += hex[(value >> shift) & 0xf];
 }
 
-// Length of the valid UTF-8 sequence starting at text[at] and its code
-// point, or 0 when the bytes there are not valid UTF-8 (RFC 3629 table 3-7).
+// Length of the valid UTF-8 sequence starting at text[at] (validated by the
+// one UTF-8 check numgap has, io/json.hpp) and its code point, or 0 when the
+// bytes there are not valid UTF-8.
 inline std::size_t decode_utf8(std::string_view text, std::size_t at, std::uint32_t& code_point) noexcept {
-    const auto byte = [&](std::size_t i) { return std::uint32_t(static_cast<unsigned char>(text[i])); };
-    const std::uint32_t lead = byte(at);
-    if (lead < 0x80) {
-        code_point = lead;
-        return 1;
-    }
-    std::size_t length;
-    std::uint32_t low = 0x80, high = 0xbf; // allowed range of the second byte
-    if (lead >= 0xc2 && lead <= 0xdf) {
-        length = 2;
-    } else if (lead >= 0xe0 && lead <= 0xef) {
-        length = 3;
-        if (lead == 0xe0) low = 0xa0;  // overlong
-        if (lead == 0xed) high = 0x9f; // surrogates
-    } else if (lead >= 0xf0 && lead <= 0xf4) {
-        length = 4;
-        if (lead == 0xf0) low = 0x90;  // overlong
-        if (lead == 0xf4) high = 0x8f; // beyond U+10FFFF
-    } else {
-        return 0;
-    }
-    if (at + length > text.size()) return 0;
-    if (byte(at + 1) < low || byte(at + 1) > high) return 0;
-    for (std::size_t i = 2; i < length; ++i)
-        if (byte(at + i) < 0x80 || byte(at + i) > 0xbf) return 0;
-    code_point = lead & (0x7fu >> length);
-    for (std::size_t i = 1; i < length; ++i) code_point = (code_point << 6) | (byte(at + i) & 0x3f);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(text.data()) + at;
+    const std::size_t length = io::detail::utf8_sequence_length(bytes, text.size() - at);
+    if (length == 0) return 0;
+    code_point = length == 1 ? bytes[0] : bytes[0] & (0x7fu >> length);
+    for (std::size_t i = 1; i < length; ++i) code_point = (code_point << 6) | (bytes[i] & 0x3fu);
     return length;
 }
 
