@@ -215,13 +215,24 @@ int run_compare(const compare_arguments& arguments) {
     if (!arguments.csv.empty()) numgap::write_csv(report, arguments.csv);
     if (!arguments.json.empty()) numgap::write_json(report, arguments.json);
     if (!arguments.model_explorer.empty()) numgap::write_model_explorer(report, arguments.model_explorer);
-    if (!arguments.dot.empty() || !arguments.svg.empty()) {
+    if (!arguments.dot.empty()) numgap::write_dot(report, arguments.dot);
+    if (!arguments.svg.empty()) {
+        // Graphviz reads the --dot file, else a temporary next to the SVG:
+        // no file the user did not name is written, replaced or removed.
+        std::optional<numgap::io::temporary_file> temporary_dot;
         std::filesystem::path dot_path = arguments.dot;
-        if (dot_path.empty()) dot_path = arguments.svg + ".dot";
-        numgap::write_dot(report, dot_path);
-        if (!arguments.svg.empty()) {
+        if (dot_path.empty()) {
+            temporary_dot.emplace(arguments.svg + ".dot", "DOT graph");
+            dot_path = temporary_dot->path();
+            numgap::write_dot(report, dot_path);
+        }
+        try {
             numgap::render_svg(dot_path, arguments.svg);
-            if (arguments.dot.empty()) std::filesystem::remove(dot_path);
+        } catch (const numgap::error& failure) {
+            if (!temporary_dot) throw;
+            // Keep the graph so it can be rendered elsewhere, without replacing a file.
+            throw numgap::error(std::string(failure.what()) + "; the DOT graph was kept as '" +
+                                temporary_dot->keep().string() + "'");
         }
     }
     if (!arguments.dump_failing.empty()) {

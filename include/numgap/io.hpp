@@ -1,6 +1,7 @@
 #pragma once
 // File formats: memory-mapped .npy/.npz/raw tensors, graph.json, run directories,
 // and the JSON helpers the report writers use. Data flows io -> graph/match -> ...
+#include <numgap/io/atomic_file.hpp>
 #include <numgap/io/crc32.hpp>
 #include <numgap/io/inflate.hpp>
 #include <numgap/io/json.hpp>

@@ -50,11 +50,13 @@ fs::path scratch(const std::string& name) {
     return dir;
 }
 
-cli_result run_cli(const std::vector<std::string>& args, const fs::path& work) {
-    std::string command = quote(cli_path());
+// `shell_prefix` runs first in the same shell (e.g. "ulimit -f 1; "), and
+// affects the CLI only.
+cli_result run_cli(const std::vector<std::string>& args, const fs::path& work, const std::string& shell_prefix = "") {
+    std::string command = shell_prefix + "exec " + quote(cli_path());
     for (const std::string& arg : args) command += " " + quote(arg);
     command += " >" + quote((work / "stdout.txt").string()) + " 2>" + quote((work / "stderr.txt").string());
-    const int raw = std::system(command.c_str());
+    const int raw = std::system(("(" + command + ")").c_str());
     cli_result result;
     result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
     result.out = slurp(work / "stdout.txt");
@@ -410,4 +412,86 @@ TEST_CASE("cli: hostile node names reach neither the terminal nor the spreadshee
     CHECK(missing.status == 2);
     CHECK(missing.err.find("no\\x1b[2Jsuch") != std::string::npos);
     CHECK(inert_on_terminal(missing.err));
+}
+
+namespace {
+// Names in `directory` that start with '.': numgap's temporaries.
+std::vector<std::string> hidden_files(const fs::path& directory) {
+    std::vector<std::string> names;
+    for (const auto& entry : fs::directory_iterator(directory))
+        if (entry.path().filename().string().front() == '.') names.push_back(entry.path().filename().string());
+    return names;
+}
+} // namespace
+
+TEST_CASE("cli: a report that cannot be written completely is absent, not truncated") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("full_disk");
+    // 40 chained nodes with long names: every report is well over 1 KiB.
+    std::string graph = R"({"nodes": [)";
+    for (int n = 0; n < 40; ++n) {
+        const std::string name = "layer_" + std::to_string(n) + "_with_a_name_long_enough_to_fill_the_reports";
+        graph += (n ? R"(, {"name": ")" : R"({"name": ")") + name + "\"" +
+                 (n ? R"(, "inputs": ["layer_)" + std::to_string(n - 1) + R"(_with_a_name_long_enough_to_fill_the_reports"])" : "") + "}";
+        for (const char* side : {"reference", "target"})
+            write_floats(dir / side / (name + ".npy"), {1, float(n), 3});
+    }
+    graph += "]}";
+    for (const char* side : {"reference", "target"}) write_file(dir / side / "graph.json", graph);
+    fs::create_directories(dir / "out");
+    // A file-size limit of 512 bytes (SIGXFSZ ignored) fails write() with
+    // EFBIG part-way through each report, as a full disk fails it with ENOSPC.
+    // The size-limited CLI writes stdout and stderr to files too, so its
+    // messages are checked only for the file's name.
+    const std::string limit = "ulimit -f 1; trap '' XFSZ; ";
+    for (const std::string flag : {"--csv", "--json", "--dot", "--model-explorer"}) {
+        CAPTURE(flag);
+        const fs::path report = dir / "out" / "report.txt";
+        const cli_result result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string(), flag,
+                                           report.string(), "--threads", "1"},
+                                          dir, limit);
+        CHECK(result.status == 2);
+        CHECK_MESSAGE(result.err.find("report.txt") != std::string::npos, result.err);
+        CHECK_FALSE(fs::exists(report));
+        fs::remove(report);
+        CHECK(hidden_files(dir / "out").empty());
+    }
+}
+
+TEST_CASE("cli: --svg never touches X.dot; a crashing Graphviz is named with its signal and the graph kept") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("svg_dot");
+    write_pair(dir, "b");
+    fs::create_directories(dir / "bin");
+    const fs::path fake = dir / "bin" / "dot";
+    write_file(fake, "#!/bin/sh\nkill -SEGV $$\n");
+    fs::permissions(fake, fs::perms::owner_all);
+    const std::string crashing_path = "PATH=" + quote((dir / "bin").string()) + ":\"$PATH\"; export PATH; ";
+    const std::vector<std::string> compare = {"compare", (dir / "reference").string(), (dir / "target").string(),
+                                              "--svg", (dir / "graph.svg").string()};
+    cli_result result = run_cli(compare, dir, crashing_path);
+    CHECK(result.status == 2);
+    CHECK(result.err.find("crashed (signal 11, Segmentation fault)") != std::string::npos);
+    CHECK_MESSAGE(result.err.find("the DOT graph was kept as '" + (dir / "graph.svg.dot").string() + "'") !=
+                      std::string::npos,
+                  result.err);
+    CHECK(slurp(dir / "graph.svg.dot").rfind("digraph", 0) == 0);
+    CHECK_FALSE(fs::exists(dir / "graph.svg"));
+    // Now graph.svg.dot exists: it is neither overwritten nor removed, and the
+    // kept graph goes elsewhere.
+    write_file(dir / "graph.svg.dot", "the user's own file");
+    result = run_cli(compare, dir, crashing_path);
+    CHECK(result.status == 2);
+    CHECK(slurp(dir / "graph.svg.dot") == "the user's own file");
+    CHECK(result.err.find("the DOT graph was kept as '" + (dir / ".graph.svg.dot.numgap-").string()) != std::string::npos);
+    for (const std::string& name : hidden_files(dir)) fs::remove(dir / name);
+    if (std::system("dot -V > /dev/null 2>&1") != 0) {
+        MESSAGE("SKIPPED: Graphviz 'dot' is not installed; --svg with a real Graphviz was not exercised");
+        return;
+    }
+    result = run_cli(compare, dir);
+    CHECK(result.status == 1);
+    CHECK(slurp(dir / "graph.svg").find("</svg>") != std::string::npos);
+    CHECK(slurp(dir / "graph.svg.dot") == "the user's own file");
+    CHECK(hidden_files(dir).empty());
 }

@@ -150,3 +150,26 @@ TEST_CASE("svg: names holding every byte, markup and entities still give well-fo
     std::filesystem::remove(dot_file);
     std::filesystem::remove(svg_file);
 }
+
+TEST_CASE("svg: a renderer that crashes is reported with its signal, and leaves no SVG behind") {
+    const auto fake = scratch("crash.sh");
+    std::ofstream(fake) << "#!/bin/sh\necho 'half an svg' > \"${3#-o}\"\nkill -SEGV $$\n";
+    std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
+    const auto dot_file = scratch("e.dot");
+    std::ofstream(dot_file) << "digraph {}\n";
+    const auto svg_file = scratch("e.svg");
+    std::ofstream(svg_file) << "previous svg";
+    numgap::svg_options options;
+    options.dot_program = fake.string();
+    CHECK_THROWS_WITH_AS(numgap::render_svg(dot_file, svg_file, options),
+                         doctest::Contains(("crashed (signal 11, Segmentation fault) on '" + dot_file.string() + "'").c_str()),
+                         numgap::error);
+    std::ifstream svg(svg_file);
+    CHECK(std::string((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>()) == "previous svg");
+    CHECK(std::filesystem::exists(dot_file)); // only read, never removed
+    for (const auto& entry : std::filesystem::directory_iterator(svg_file.parent_path()))
+        CHECK_MESSAGE(entry.path().filename().string().find(".e.svg.") != 0, entry.path().string());
+    std::filesystem::remove(fake);
+    std::filesystem::remove(dot_file);
+    std::filesystem::remove(svg_file);
+}

@@ -23,6 +23,7 @@
 
 #include <numgap/compare/tensor_source.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/io/atomic_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/kernels/copy_as_float.hpp>
 #include <numgap/report/comparison_report.hpp>
@@ -50,7 +51,9 @@ void dump_one(Source& source, const std::string& key, const std::filesystem::pat
     copy_as_float(view, std::span<float>(values));
     const auto logical = view.logical_shape();
     const std::vector<std::int64_t> shape(logical.begin(), logical.begin() + view.rank());
-    io::write_npy(path, values.data(), shape);
+    io::temporary_file temporary(path, "failing-pair dump"); // complete or absent
+    io::write_npy(temporary.path(), values.data(), shape);
+    temporary.commit();
 }
 } // namespace detail
 

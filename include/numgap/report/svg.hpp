@@ -5,13 +5,17 @@
 // is super-linear and a graph of tens of thousands of nodes can run for hours;
 // the caller must get a clear error after `time_limit`, not a hung CLI. The
 // child is started with posix_spawnp (no shell, so paths need no quoting),
-// polled with waitpid(WNOHANG) and killed with SIGKILL on timeout. Its stderr
-// goes to `<svg>.dot-stderr.txt` next to the output, read back into the error
-// message when dot fails, then removed.
+// polled with waitpid(WNOHANG) and killed with SIGKILL on timeout. It writes
+// into a temporary file next to `svg_file` that is renamed onto it only when
+// dot succeeded (io/atomic_file.hpp), so a failed or stopped run leaves no
+// partial SVG and an existing one untouched; its stderr goes to another such
+// temporary, read back into the error message when dot fails, then removed.
+// The DOT file is only read, never removed or rewritten.
 // Complexity: that of Graphviz, bounded by time_limit. Throws: numgap::error
 // when `dot` is not installed (the message says so and suggests --dot), when it
-// exits with an error (its first stderr line is quoted), when it is killed by
-// the time limit, or when it cannot be started. POSIX only; elsewhere it
+// exits with an error (its first stderr line is quoted), when it crashes (the
+// signal is named), when it is killed by the time limit, or when it cannot be
+// started. POSIX only; elsewhere it
 // throws a numgap::error saying SVG rendering is unsupported.
 #include <chrono>
 #include <filesystem>
@@ -20,6 +24,7 @@
 #include <thread>
 
 #include <numgap/core/error.hpp>
+#include <numgap/io/atomic_file.hpp>
 #include <numgap/report/format_double.hpp>
 
 #if defined(__unix__) || defined(__APPLE__)
@@ -45,9 +50,11 @@ inline void render_svg(const std::filesystem::path& dot_file, const std::filesys
 #if defined(__unix__) || defined(__APPLE__)
     if (!std::filesystem::exists(dot_file))
         throw error("cannot render SVG: DOT file '" + dot_file.string() + "' does not exist");
-    const std::filesystem::path stderr_file = svg_file.string() + ".dot-stderr.txt";
+    io::temporary_file svg_temporary(svg_file, "SVG graph");
+    io::temporary_file stderr_temporary(svg_file.string() + ".dot-stderr", "Graphviz messages");
+    const std::filesystem::path& stderr_file = stderr_temporary.path();
     const std::string program = options.dot_program;
-    std::string output_flag = "-o" + svg_file.string();
+    std::string output_flag = "-o" + svg_temporary.path().string();
     std::string input = dot_file.string();
     char type_flag[] = "-Tsvg";
     char* argv[] = {const_cast<char*>(program.c_str()), type_flag, output_flag.data(), input.data(),
@@ -65,13 +72,9 @@ inline void render_svg(const std::filesystem::path& dot_file, const std::filesys
         std::ifstream file(stderr_file);
         std::string line;
         std::getline(file, line);
-        file.close();
-        std::error_code ignored;
-        std::filesystem::remove(stderr_file, ignored);
         return line;
     };
     if (spawn_status != 0) {
-        read_first_stderr_line();
         if (spawn_status == ENOENT)
             throw error("cannot render SVG '" + svg_file.string() + "': the Graphviz program '" +
                         program +
@@ -87,16 +90,12 @@ inline void render_svg(const std::filesystem::path& dot_file, const std::filesys
         const pid_t done = waitpid(child, &wait_status, WNOHANG);
         if (done == child) break;
         if (done < 0 && errno != EINTR) {
-            read_first_stderr_line();
             throw error("cannot render SVG '" + svg_file.string() + "': waiting for '" + program +
                         "' failed: " + std::strerror(errno));
         }
         if (std::chrono::steady_clock::now() >= deadline) {
             kill(child, SIGKILL);
             waitpid(child, &wait_status, 0);
-            read_first_stderr_line();
-            std::error_code ignored;
-            std::filesystem::remove(svg_file, ignored);
             throw error("rendering SVG '" + svg_file.string() + "' with '" + program +
                         "' did not finish within " +
                         format_double_short(double(options.time_limit.count()) / 1000.0, 4) +
@@ -111,9 +110,20 @@ inline void render_svg(const std::filesystem::path& dot_file, const std::filesys
         throw error("cannot render SVG '" + svg_file.string() + "': the Graphviz program '" +
                     program + "' is not installed or could not be executed; install graphviz, or "
                     "write the graph with --dot and render it elsewhere");
+    if (WIFSIGNALED(wait_status)) {
+        const int signal_number = WTERMSIG(wait_status);
+        const char* signal_name = strsignal(signal_number);
+        throw error("rendering SVG '" + svg_file.string() + "': the Graphviz program '" + program +
+                    "' crashed (signal " + std::to_string(signal_number) +
+                    (signal_name ? std::string(", ") + signal_name : std::string()) + ") on '" +
+                    dot_file.string() + "'" +
+                    (diagnostics.empty() ? std::string() : " after printing: " + diagnostics));
+    }
     if (!WIFEXITED(wait_status) || WEXITSTATUS(wait_status) != 0)
-        throw error("rendering SVG '" + svg_file.string() + "' with '" + program + "' failed" +
+        throw error("rendering SVG '" + svg_file.string() + "' with '" + program + "' failed (exit status " +
+                    std::to_string(WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1) + ")" +
                     (diagnostics.empty() ? std::string() : ": " + diagnostics));
+    svg_temporary.commit();
 #else
     (void)dot_file;
     (void)options;

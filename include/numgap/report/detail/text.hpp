@@ -1,18 +1,16 @@
 #pragma once
 // Text helpers shared by the report writers: joining node names, shape text,
-// and writing a whole file with an error that names it.
+// and writing a whole file (atomically) with an error that names it.
 // Complexity: linear in the text. Throws: numgap::error (write_text_file, naming
 // the file and the OS reason); std::bad_alloc.
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <numgap/core/error.hpp>
+#include <numgap/io/atomic_file.hpp>
 
 namespace numgap::detail {
 
@@ -34,16 +32,9 @@ inline std::string format_shape(const std::vector<std::int64_t>& shape) {
     return text;
 }
 
+// Complete or absent, never truncated: see io/atomic_file.hpp.
 inline void write_text_file(const std::filesystem::path& path, std::string_view text,
                             std::string_view what) {
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    if (!file)
-        throw error("cannot write " + std::string(what) + " '" + path.string() +
-                    "': " + std::strerror(errno));
-    file.write(text.data(), std::streamsize(text.size()));
-    file.close();
-    if (!file)
-        throw error("writing " + std::string(what) + " '" + path.string() +
-                    "' failed (disk full or I/O error)");
+    io::write_file_atomically(path, text, what);
 }
 } // namespace numgap::detail

@@ -1,0 +1,126 @@
+#pragma once
+// Writing a file so that it is either complete or absent: the text goes to a
+// temporary file in the target's directory, which is renamed onto the target
+// only once everything was written and closed; on any failure the temporary
+// is removed and the target is left as it was (absent, or its old content).
+//
+// Why: a full disk, a file-size limit or an I/O error in the middle of a
+// report used to leave a truncated CSV/JSON/DOT that a CI job or a notebook
+// then read as if it were whole. rename() within one directory replaces the
+// target atomically on POSIX file systems, and the temporary is created with
+// O_EXCL (fopen "x"), so it never reuses or follows a file someone else put
+// there; its name starts with '.' and ends with ".tmp" so it is recognisable
+// if a crash leaves it behind.
+// No fsync: the reports can be regenerated, and syncing every file costs
+// more than it protects; after a power loss the target may hold the old
+// content, the new content or nothing, but never a mix of both.
+// If the target is a symbolic link, the link itself is replaced by the new
+// file (the file it pointed to is left alone): numgap writes the paths it was
+// given, not where a link in them leads.
+// This is the io layer because both io's writers (write_npy, used for the
+// failing-pair dumps) and the report writers go through it, and data flows
+// from io upward.
+// Complexity: O(size of the text). Throws: numgap::error naming the file, what
+// it is and the OS reason.
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <unistd.h>
+#endif
+
+#include <numgap/core/error.hpp>
+
+namespace numgap::io {
+
+// An empty file created next to `target`, removed when this goes out of scope
+// unless commit() renamed it onto the target.
+class temporary_file {
+public:
+    temporary_file(const std::filesystem::path& target, std::string_view what)
+        : target_(target), what_(what) {
+        const std::filesystem::path directory = target.parent_path();
+        const std::string stem = "." + target.filename().string() + ".numgap-" + std::to_string(process_id()) + "-";
+        for (unsigned attempt = 0;; ++attempt) {
+            path_ = directory / (stem + std::to_string(attempt) + ".tmp");
+            if (std::FILE* file = std::fopen(path_.c_str(), "wbx")) {
+                std::fclose(file);
+                return;
+            }
+            if (errno != EEXIST || attempt == 1000)
+                throw error("cannot write " + what_ + " '" + target_.string() + "': creating a temporary file in '" +
+                            (directory.empty() ? std::string(".") : directory.string()) +
+                            "' failed: " + std::generic_category().message(errno));
+        }
+    }
+    temporary_file(const temporary_file&) = delete;
+    temporary_file& operator=(const temporary_file&) = delete;
+    ~temporary_file() {
+        if (committed_) return;
+        std::error_code ignored;
+        std::filesystem::remove(path_, ignored);
+    }
+
+    const std::filesystem::path& path() const noexcept { return path_; }
+
+    // Renames the temporary onto the target; on failure the temporary is
+    // still removed by the destructor.
+    void commit() {
+        std::error_code failure;
+        std::filesystem::rename(path_, target_, failure);
+        if (failure)
+            throw error("cannot write " + what_ + " '" + target_.string() + "': moving the finished file into place failed: " +
+                        failure.message());
+        committed_ = true;
+    }
+
+    // Keeps the file instead of removing it: under the target's name when no
+    // file has that name (a hard link, which never replaces one), else under
+    // its temporary name. Returns where it is.
+    std::filesystem::path keep() {
+        committed_ = true;
+        std::error_code failure;
+        std::filesystem::create_hard_link(path_, target_, failure);
+        if (failure) return path_;
+        std::filesystem::remove(path_, failure);
+        return target_;
+    }
+
+private:
+    static long process_id() noexcept {
+#if defined(__unix__) || defined(__APPLE__)
+        return long(::getpid());
+#else
+        return 0;
+#endif
+    }
+
+    std::filesystem::path target_, path_;
+    std::string what_;
+    bool committed_ = false;
+};
+
+// Writes `text` to `path` through a temporary_file; `what` names the file in
+// errors ("CSV report").
+inline void write_file_atomically(const std::filesystem::path& path, std::string_view text, std::string_view what) {
+    temporary_file temporary(path, what);
+    std::FILE* file = std::fopen(temporary.path().c_str(), "wb");
+    if (!file)
+        throw error("cannot write " + std::string(what) + " '" + path.string() +
+                    "': " + std::generic_category().message(errno));
+    const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
+    const int write_errno = errno;
+    const bool closed = std::fclose(file) == 0;
+    if (!written || !closed)
+        throw error("writing " + std::string(what) + " '" + path.string() + "' failed (" +
+                    std::generic_category().message(written ? errno : write_errno) +
+                    "); the file was left as it was");
+    temporary.commit();
+}
+
+} // namespace numgap::io
