@@ -495,3 +495,17 @@ TEST_CASE("cli: --svg never touches X.dot; a crashing Graphviz is named with its
     CHECK(slurp(dir / "graph.svg.dot") == "the user's own file");
     CHECK(hidden_files(dir).empty());
 }
+
+TEST_CASE("cli: a graph.json with a node named 'input:x' and an unproduced key 'x' compares fine") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("input_clash");
+    const std::string graph = R"({"nodes": [{"name": "x", "outputs": ["y"]},
+        {"name": "input:x", "inputs": ["x"], "outputs": ["z"]}, {"name": "w", "inputs": ["x"], "outputs": ["w"]}]})";
+    for (const char* side : {"reference", "target"}) {
+        write_file(dir / side / "graph.json", graph);
+        for (const char* key : {"x", "y", "z", "w"}) write_floats(dir / side / (std::string(key) + ".npy"), {1, 2, 3});
+    }
+    const cli_result result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string()}, dir);
+    CHECK_MESSAGE(result.status == 0, result.err);
+    CHECK(result.out.find("input:x#2") != std::string::npos);
+}

@@ -65,3 +65,21 @@ TEST_CASE("run_graph: without graph.json every tensor key is its own edgeless no
         CHECK(graph.op_type(i).empty());
     }
 }
+
+TEST_CASE("run_graph: generated input names stay unique when 'input:<key>' is itself a node name") {
+    // "x" is a node and "input:x" too; key "x" is produced by nobody, so its
+    // graph input needs a third name. Key "input:x#2" then clashes with that.
+    const auto manifest = numgap::io::parse_run_manifest(
+        R"({"nodes": [{"name": "x", "outputs": ["y"]},
+                      {"name": "input:x", "inputs": ["x"], "outputs": ["z"]},
+                      {"name": "w", "inputs": ["x", "input:x#2"], "outputs": ["w"]}]})",
+        "graph.json");
+    const numgap::basic_graph graph = numgap::run_graph(manifest, std::vector<std::string>{});
+    REQUIRE(graph.num_nodes() == 5);
+    std::vector<std::string> names;
+    for (std::size_t n = 0; n < graph.num_nodes(); ++n) names.push_back(graph.node_name(n));
+    CHECK(names == std::vector<std::string>{"x", "input:x#2", "input:x", "input:input:x#2", "w"});
+    CHECK(graph.output_keys(graph.find("input:x#2").value()) == std::vector<std::string>{"x"});
+    CHECK(graph.output_keys(graph.find("input:input:x#2").value()) == std::vector<std::string>{"input:x#2"});
+    CHECK(graph.op_type(graph.find("input:x").value()) != "input"); // the user's node keeps its name
+}

@@ -5,7 +5,9 @@
 // output keys); node A produces node B when B lists one of A's output keys in
 // `inputs`. An input key no node produces is a graph input: it becomes a node
 // of op "input" named after the key (or "input:<key>" when a node already
-// has that name), so a dumped model input is compared too and an error that
+// has that name, and "input:<key>#2", "#3", ... when that is taken too: a
+// graph.json may name a node "input:x", and node names must stay unique for
+// matching), so a dumped model input is compared too and an error that
 // enters through it is traced to it rather than blamed on its first consumer.
 // Without graph.json: every tensor key is a node of its own, named by the key,
 // with no op and no edges.
@@ -44,7 +46,11 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
             auto found = producer_of_key.find(input);
             if (found == producer_of_key.end()) {
                 // Producers come first in graph.json, so an unknown key here is a graph input.
-                std::string name = node_names.count(input) ? "input:" + input : input;
+                std::string name = input;
+                if (node_names.count(name)) name = "input:" + input;
+                for (int suffix = 2; node_names.count(name); ++suffix)
+                    name = "input:" + input + "#" + std::to_string(suffix);
+                node_names.insert(name);
                 const std::size_t index = graph.add_node(std::move(name), "input", {}, {}, {input});
                 found = producer_of_key.emplace(input, index).first;
             }
