@@ -96,3 +96,73 @@ TEST_CASE("row metrics follow the target's axis_order: rows are the reference's 
     CHECK(numgap::topk{}(matrix(r, 2, 3), t) == 0.0);
     CHECK(numgap::kl_div{}(matrix(r, 2, 3), t) == 0.0);
 }
+
+TEST_CASE("kl_div and topk on rows longer than one block match the oracle, whatever the block boundaries") {
+    // Rows of 2.5 blocks, so every row is read in three blocks of which the
+    // last is partial, and the maximum and the top k sit in different blocks.
+    const std::int64_t columns = numgap::kernels::row_block_elements * 5 / 2, rows = 2;
+    std::mt19937 generator(11);
+    std::normal_distribution<float> normal(0, 3);
+    std::vector<float> r(std::size_t(rows * columns)), t(r.size());
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        r[i] = normal(generator);
+        t[i] = r[i] + 0.3f * normal(generator);
+    }
+    r[std::size_t(columns) - 7] = 40; // the last block of row 0 holds its maximum
+    t[std::size_t(columns) - 7] = 40;
+    r[std::size_t(columns) + 70000] = 45; // row 1: the middle block
+    t[std::size_t(columns) + 3] = 45.5f;
+    const double kl = numgap::kl_div{}(matrix(r, rows, columns), matrix(t, rows, columns));
+    CHECK(kl == doctest::Approx(double(numgap::kernels::kl_div_reference<float>(r, t, std::size_t(columns)))).epsilon(1e-9));
+    for (std::int64_t k : {1, 2, 5}) {
+        CAPTURE(k);
+        CHECK(numgap::topk{k}(matrix(r, rows, columns), matrix(t, rows, columns)) ==
+              double(numgap::kernels::topk_reference<float>(r, t, std::size_t(columns), std::size_t(k))));
+    }
+    CHECK(numgap::topk{1}(matrix(r, rows, columns), matrix(t, rows, columns)) == 0.5); // row 1 differs
+    // A NaN in the last block of a row still makes the result NaN.
+    t.back() = nan_f;
+    CHECK(std::isnan(numgap::kl_div{}(matrix(r, rows, columns), matrix(t, rows, columns))));
+    CHECK(std::isnan(numgap::topk{}(matrix(r, rows, columns), matrix(t, rows, columns))));
+}
+
+#if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#include <fstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TEST_CASE("kl_div and topk work in bounded memory on a tensor whose float64 copy would not fit") {
+    // One int8 row of 32 Mi elements per side (32 MiB each). A float64 copy of
+    // the row would need 256 MiB per side; the child may grow by 64 MiB only.
+    const std::int64_t count = std::int64_t(32) << 20;
+    std::vector<std::int8_t> r(static_cast<std::size_t>(count)), t(static_cast<std::size_t>(count));
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        r[i] = std::int8_t(i * 2654435761u % 200 - 100);
+        t[i] = std::int8_t(r[i] < 0 ? r[i] - 1 : r[i]); // the top k (values >= 0) is unchanged
+    }
+    r[12345] = 127;
+    t[12345] = 127;
+    const numgap::tensor_view reference(r.data(), {count}), target(t.data(), {count});
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        long pages = 0;
+        std::ifstream("/proc/self/statm") >> pages;
+        const rlim_t limit = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + (rlim_t(64) << 20);
+        const rlimit address_space{limit, limit};
+        if (setrlimit(RLIMIT_AS, &address_space) != 0) _exit(90);
+        try {
+            const double kl = numgap::kl_div{}(reference, target);
+            const double differing = numgap::topk{3}(reference, target);
+            _exit(std::isfinite(kl) && kl > 0 && differing == 0.0 ? 0 : 1);
+        } catch (const std::bad_alloc&) {
+            _exit(2);
+        }
+    }
+    int status = 0;
+    waitpid(child, &status, 0);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0); // 2: out of memory, as when the row was copied whole
+}
+#endif

@@ -22,7 +22,8 @@
 // single-threaded engine without side statistics.
 //
 // Complexity: O(n) for the fused pass; row metrics O(n log k). Allocation:
-// per call, not per element (states, results, row buffers).
+// per call, not per element (states, results, row-metric blocks of at most
+// 1 MiB, see kernels/for_each_row.hpp).
 // Throws: numgap::error for invalid input or options; whatever a user metric
 // throws (rethrown on the calling thread); std::bad_alloc; std::system_error
 // if a thread cannot start.

@@ -7,6 +7,8 @@
 // tensors: numgap::error (validate_pair). Logits of -Inf are masked entries
 // (probability 0) and are fine; a row with NaN or +Inf, or only -Inf: NaN
 // (fails). A target -Inf where the reference has probability > 0: +Inf.
+// Memory: rows are read in blocks (kernels/for_each_row.hpp), at most 1 MiB
+// whatever the row or tensor size.
 // Throws: numgap::error for invalid views; std::bad_alloc.
 #include <optional>
 #include <string_view>

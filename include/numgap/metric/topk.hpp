@@ -7,7 +7,9 @@
 // Exact. k < 1 or k greater than the row length: numgap::error naming the
 // tensor (clamping would silently make the metric always 0). Empty tensors:
 // numgap::error. NaN anywhere: NaN (fails). +/-Inf rank as ordinary values.
-// Complexity: O(n log k). Throws: numgap::error; std::bad_alloc.
+// Complexity: O(n log k). Memory: rows are read in blocks
+// (kernels/for_each_row.hpp), at most 1 MiB, plus O(k), whatever the row or
+// tensor size. Throws: numgap::error; std::bad_alloc.
 #include <cstdint>
 #include <optional>
 #include <string>
