@@ -59,6 +59,10 @@ TEST_CASE("write_file_atomically: writes the text, replaces an old file whole, l
     numgap::io::write_file_atomically(path, "", "CSV report");
     CHECK(text_of(path).empty());
     CHECK(names_in(directory.path()) == std::vector<std::string>{"report.csv"});
+    // A name at the file-system limit still leaves room for the temporary's.
+    const std::string longest(251, 'n');
+    numgap::io::write_file_atomically(directory / (longest + ".csv"), "long", "CSV report");
+    CHECK(text_of(directory / (longest + ".csv")) == "long");
 }
 
 TEST_CASE("write_file_atomically: a write that fails half-way leaves the old file and no temporary") {

@@ -45,7 +45,9 @@ public:
     temporary_file(const std::filesystem::path& target, std::string_view what)
         : target_(target), what_(what) {
         const std::filesystem::path directory = target.parent_path();
-        const std::string stem = "." + target.filename().string() + ".numgap-" + std::to_string(process_id()) + "-";
+        // Shortened so that a target name near the 255-byte limit still leaves room.
+        const std::string stem =
+            "." + target.filename().string().substr(0, 200) + ".numgap-" + std::to_string(process_id()) + "-";
         for (unsigned attempt = 0;; ++attempt) {
             path_ = directory / (stem + std::to_string(attempt) + ".tmp");
             if (std::FILE* file = std::fopen(path_.c_str(), "wbx")) {
