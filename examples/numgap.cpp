@@ -95,7 +95,7 @@ struct compare_arguments {
     std::size_t threads = 0;
     std::string map;
     std::vector<std::string> name_rules;
-    std::string repair = "on";
+    numgap::repair_mode repair = numgap::repair_mode::on;
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -149,8 +149,13 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.map = take_value();
         else if (flag == "--name-rule")
             parsed.name_rules.push_back(take_value());
-        else if (flag == "--repair")
-            parsed.repair = take_value();
+        else if (flag == "--repair") {
+            const std::string mode = take_value();
+            if (mode == "on") parsed.repair = numgap::repair_mode::on;
+            else if (mode == "warn") parsed.repair = numgap::repair_mode::warn;
+            else if (mode == "off") parsed.repair = numgap::repair_mode::off;
+            else throw usage_error{"--repair must be on, warn or off, not '" + mode + "'"};
+        }
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }
@@ -162,8 +167,6 @@ compare_arguments parse_compare(std::span<char*> args) {
     if (parsed.match != "auto" && parsed.match != "name" && parsed.match != "handle" &&
         parsed.match != "structure")
         throw usage_error{"--match must be auto, name, handle or structure, not '" + parsed.match + "'"};
-    if (parsed.repair != "on" && parsed.repair != "warn" && parsed.repair != "off")
-        throw usage_error{"--repair must be on, warn or off, not '" + parsed.repair + "'"};
     for (const std::string& rule : parsed.name_rules)
         if (rule != "output-suffix" && rule != "separators" && rule != "case" && rule != "common")
             throw usage_error{"--name-rule must be output-suffix, separators, case or common, not '" + rule + "'"};
@@ -253,9 +256,7 @@ int run_compare(const compare_arguments& arguments) {
 
     numgap::compare_options options;
     options.threads = arguments.threads;
-    options.repair = arguments.repair == "warn" ? numgap::repair_mode::warn
-                     : arguments.repair == "off" ? numgap::repair_mode::off
-                                                 : numgap::repair_mode::on;
+    options.repair = arguments.repair;
     numgap::comparison_report report;
     {
         progress_line progress;

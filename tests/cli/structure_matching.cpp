@@ -16,6 +16,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <numgap/compare/run_graph.hpp>
