@@ -4,6 +4,7 @@
 //   numgap compare REF TARGET [--metric NAME[:OP VALUE]]... [--match auto|name|handle|structure]
 //                  [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
 //                  [--dump-failing DIR] [--threads N]
+//                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories (or .npz files); see the README for the
@@ -53,6 +54,7 @@ constexpr std::string_view usage_text =
     "  numgap compare REF TARGET [--metric NAME[:OP VALUE]]... [--match auto|name|handle|structure]\n"
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "                 [--dump-failing DIR] [--threads N]\n"
+    "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
@@ -60,6 +62,24 @@ constexpr std::string_view usage_text =
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
+    "Matching:\n"
+    "  --map FILE          reference -> target node pairs that override every strategy: a JSON\n"
+    "                      object {\"ref\": \"tgt\", \"ref2\": [\"t1\", \"t2\"]} or a two-column CSV\n"
+    "                      (reference,target; optional header line)\n"
+    "  --name-rule RULE    normalise names before name matching (repeatable):\n"
+    "                        output-suffix  drop one output-index suffix: QNN '@0', '_output_0',\n"
+    "                                       ':0', '.out0', '_out0'\n"
+    "                        separators     '/', '.', ':', '-', ' ' and '_' are one separator,\n"
+    "                                       runs collapse, leading/trailing ones are dropped\n"
+    "                        case           ignore letter case\n"
+    "                        common         output-suffix and separators\n"
+    "  --repair MODE       when a structurally matched, ambiguous pair fails: 'on' (default)\n"
+    "                      compares the candidate whose tensor passes ('repaired by values'),\n"
+    "                      'warn' keeps the matcher's pick and marks 'repair possible', 'off'\n"
+    "                      tries nothing. At most two extra comparisons per candidate.\n"
+    "The table's match column: strategy, confidence (when below 1), '?' for an ambiguous\n"
+    "pairing; a failing ambiguous pair the values did not confirm is 'suspect' and is never\n"
+    "named as first divergence or error origin.\n"
     "Exit status: 0 at least one group was compared and every compared group passes;\n"
     "  1 some group fails, or nothing was compared (every row unmatched or missing);\n"
     "  2 unusable input.\n";
@@ -75,6 +95,9 @@ struct compare_arguments {
     std::string match = "auto";
     std::string csv, json, dot, svg, model_explorer, dump_failing;
     std::size_t threads = 0;
+    std::string map;
+    std::vector<std::string> name_rules;
+    numgap::repair_mode repair = numgap::repair_mode::on;
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -124,6 +147,17 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.dump_failing = take_value();
         else if (flag == "--threads")
             parsed.threads = parse_count("--threads", take_value());
+        else if (flag == "--map")
+            parsed.map = take_value();
+        else if (flag == "--name-rule")
+            parsed.name_rules.push_back(take_value());
+        else if (flag == "--repair") {
+            const std::string mode = take_value();
+            if (mode == "on") parsed.repair = numgap::repair_mode::on;
+            else if (mode == "warn") parsed.repair = numgap::repair_mode::warn;
+            else if (mode == "off") parsed.repair = numgap::repair_mode::off;
+            else throw usage_error{"--repair must be on, warn or off, not '" + mode + "'"};
+        }
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }
@@ -135,6 +169,9 @@ compare_arguments parse_compare(std::span<char*> args) {
     if (parsed.match != "auto" && parsed.match != "name" && parsed.match != "handle" &&
         parsed.match != "structure")
         throw usage_error{"--match must be auto, name, handle or structure, not '" + parsed.match + "'"};
+    for (const std::string& rule : parsed.name_rules)
+        if (rule != "output-suffix" && rule != "separators" && rule != "case" && rule != "common")
+            throw usage_error{"--name-rule must be output-suffix, separators, case or common, not '" + rule + "'"};
     return parsed;
 }
 
@@ -158,12 +195,29 @@ numgap::metric_set build_metrics(const std::vector<std::string>& specs) {
     return metrics;
 }
 
+numgap::match_options build_match_options(const compare_arguments& arguments) {
+    numgap::match_options options;
+    if (!arguments.map.empty()) options.explicit_mapping = numgap::io::read_mapping_file(arguments.map);
+    if (!arguments.name_rules.empty()) {
+        numgap::common_name_normalizer normalizer{true, false, false};
+        for (const std::string& rule : arguments.name_rules) {
+            if (rule == "output-suffix" || rule == "common") normalizer.strip_output_suffixes = true;
+            if (rule == "separators" || rule == "common") normalizer.unify_separators = true;
+            if (rule == "case") normalizer.case_sensitive = false;
+        }
+        options.normalize_name = normalizer;
+    }
+    return options;
+}
+
+// The explicit mapping (--map) comes first whatever the strategy: it overrides every other.
 numgap::match_result run_matcher(const std::string& strategy, const numgap::basic_graph& reference,
-                                 const numgap::basic_graph& target) {
-    if (strategy == "name") return numgap::match_by_name(reference, target);
-    if (strategy == "handle") return numgap::match_by_handle(reference, target);
-    if (strategy == "structure") return numgap::match_by_structure(reference, target);
-    return numgap::match_auto(reference, target);
+                                 const numgap::basic_graph& target, const numgap::match_options& options) {
+    if (strategy == "name") return numgap::match_by_name(reference, target, options); // applies it itself
+    const numgap::match_result explicit_pairs = numgap::match_explicit(reference, target, options);
+    if (strategy == "handle") return numgap::match_by_handle(reference, target, options, explicit_pairs);
+    if (strategy == "structure") return numgap::match_by_structure(reference, target, options, explicit_pairs);
+    return numgap::match_auto(reference, target, options);
 }
 
 // Progress on stderr, only for a terminal and only once the run has taken a second.
@@ -194,13 +248,17 @@ int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
     auto reference_run = numgap::io::run_directory::open(arguments.reference);
     auto target_run = numgap::io::run_directory::open(arguments.target);
-    const numgap::basic_graph reference_graph =
-        numgap::run_graph(reference_run.manifest(), reference_run.keys());
-    const numgap::basic_graph target_graph = numgap::run_graph(target_run.manifest(), target_run.keys());
-    const numgap::match_result matches = run_matcher(arguments.match, reference_graph, target_graph);
+    // Shapes from the .npy headers only help structural matching; reading them
+    // costs one small read per file, so only when it may run.
+    const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";
+    const numgap::basic_graph reference_graph = numgap::run_graph(reference_run, structure_may_run);
+    const numgap::basic_graph target_graph = numgap::run_graph(target_run, structure_may_run);
+    const numgap::match_result matches =
+        run_matcher(arguments.match, reference_graph, target_graph, build_match_options(arguments));
 
     numgap::compare_options options;
     options.threads = arguments.threads;
+    options.repair = arguments.repair;
     numgap::comparison_report report;
     {
         progress_line progress;

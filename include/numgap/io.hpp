@@ -7,6 +7,7 @@
 #include <numgap/io/json.hpp>
 #include <numgap/io/little_endian.hpp>
 #include <numgap/io/mapped_file.hpp>
+#include <numgap/io/mapping_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/npz.hpp>
 #include <numgap/io/run_directory.hpp>

@@ -8,6 +8,7 @@
 #include <numgap/report/format_double.hpp>
 #include <numgap/report/group_report.hpp>
 #include <numgap/report/group_status.hpp>
+#include <numgap/report/repair_state.hpp>
 #include <numgap/report/json.hpp>
 #include <numgap/report/model_explorer.hpp>
 #include <numgap/report/report_metric.hpp>

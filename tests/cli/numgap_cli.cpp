@@ -19,50 +19,10 @@
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/io/npy.hpp>
 
+#include "cli_support.hpp"
+
 namespace {
-namespace fs = std::filesystem;
-
-struct cli_result {
-    int status = -1;
-    std::string out, err;
-};
-
-const char* cli_path() { return std::getenv("NUMGAP_CLI"); }
-
-std::string slurp(const fs::path& path) {
-    std::ifstream file(path, std::ios::binary);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
-
-std::string quote(const std::string& text) {
-    std::string quoted = "'";
-    for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return quoted + "'";
-}
-
-// A fresh scratch directory per test case.
-fs::path scratch(const std::string& name) {
-    const fs::path dir = fs::temp_directory_path() / ("numgap_cli_test_" + name);
-    fs::remove_all(dir);
-    fs::create_directories(dir);
-    return dir;
-}
-
-// `shell_prefix` runs first in the same shell (e.g. "ulimit -f 1; "), and
-// affects the CLI only.
-cli_result run_cli(const std::vector<std::string>& args, const fs::path& work, const std::string& shell_prefix = "") {
-    std::string command = shell_prefix + "exec " + quote(cli_path());
-    for (const std::string& arg : args) command += " " + quote(arg);
-    command += " >" + quote((work / "stdout.txt").string()) + " 2>" + quote((work / "stderr.txt").string());
-    const int raw = std::system(("(" + command + ")").c_str());
-    cli_result result;
-    result.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    result.out = slurp(work / "stdout.txt");
-    result.err = slurp(work / "stderr.txt");
-    return result;
-}
+using namespace numgap_cli_test;
 
 void write_file(const fs::path& path, const std::string& bytes) {
     fs::create_directories(path.parent_path());
@@ -104,12 +64,6 @@ void write_pair(const fs::path& dir, const std::string& faulty = "") {
     }
 }
 } // namespace
-
-#define REQUIRE_CLI()                                                                        \
-    if (!cli_path()) {                                                                       \
-        MESSAGE("SKIPPED: set NUMGAP_CLI to the numgap binary to run the CLI tests");        \
-        return;                                                                              \
-    }
 
 TEST_CASE("cli: identical runs pass with exit 0; a fault gives exit 1 and names the first divergence") {
     REQUIRE_CLI();

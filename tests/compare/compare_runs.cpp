@@ -19,6 +19,8 @@
 #include <numgap/metric/metric_set.hpp>
 #include <numgap/report/json.hpp>
 
+#include "keyed_source.hpp"
+
 namespace {
 // x -> a -> b -> c, with one tensor per node named like the node.
 numgap::basic_graph chain(const std::vector<std::string>& names) {
@@ -47,20 +49,7 @@ run_data sample(float sign_of_b = 1.0f, float sign_of_c = 1.0f) {
     return run;
 }
 
-// A keyed source like io::run_directory: contains() + load() returning a holder.
-struct keyed_source {
-    struct holder {
-        numgap::tensor_view held;
-        numgap::tensor_view view() const { return held; }
-    };
-    std::map<std::string, numgap::tensor_view> views;
-    mutable std::atomic<int> loads{0};
-    bool contains(const std::string& key) const { return views.count(key) != 0; }
-    holder load(const std::string& key) const {
-        ++loads;
-        return holder{views.at(key)};
-    }
-};
+using numgap_test::keyed_source;
 
 const numgap::group_report& row(const numgap::comparison_report& report, const std::string& node) {
     for (const auto& group : report.groups)

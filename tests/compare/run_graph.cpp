@@ -1,6 +1,8 @@
 // Pins down run_graph: edges come from tensor keys (consumer lists a
 // producer's output), graph inputs become "input" nodes, nodes without outputs
-// keep none, and without graph.json every key is an edgeless node.
+// keep none, and without graph.json every key is an edgeless node; every shape
+// graph.json or the .npy headers know reaches output_shape, so structural
+// matching pairs branches of different widths by shape.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -8,7 +10,12 @@
 
 #include <numgap/compare/run_graph.hpp>
 #include <numgap/graph/topological_order.hpp>
+#include <numgap/io/npy.hpp>
+#include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
+#include <numgap/match/match_by_structure.hpp>
+
+#include "../io/temp_directory.hpp"
 
 TEST_CASE("run_graph: edges follow tensor keys and an unproduced input becomes an input node") {
     const auto manifest = numgap::io::parse_run_manifest(R"({"nodes": [
@@ -82,4 +89,80 @@ TEST_CASE("run_graph: generated input names stay unique when 'input:<key>' is it
     CHECK(graph.output_keys(graph.find("input:x#2").value()) == std::vector<std::string>{"x"});
     CHECK(graph.output_keys(graph.find("input:input:x#2").value()) == std::vector<std::string>{"input:x#2"});
     CHECK(graph.op_type(graph.find("input:x").value()) != "input"); // the user's node keeps its name
+}
+
+TEST_CASE("run_graph: graph.json shapes reach output_shape in reference dimension order") {
+    const auto manifest = numgap::io::parse_run_manifest(
+        R"({"nodes": [{"name": "conv", "op": "conv", "inputs": ["x"]}, {"name": "relu", "inputs": ["conv"]}],
+            "tensors": {"conv": {"file": "conv.raw", "dtype": "int8", "shape": [1, 5, 7, 3],
+                                 "axis_order": [0, 2, 3, 1]},
+                        "x": {"shape": [1, 3, 5, 7]}}})",
+        "graph.json");
+    const numgap::basic_graph graph = numgap::run_graph(manifest, std::vector<std::string>{});
+    CHECK(graph.output_shape(graph.find("conv").value(), 0) == numgap::shape_type{1, 3, 5, 7});
+    CHECK(graph.output_shape(graph.find("x").value(), 0) == numgap::shape_type{1, 3, 5, 7});
+    CHECK_FALSE(graph.output_shape(graph.find("relu").value(), 0).has_value());
+}
+
+namespace {
+// A run directory x -> narrow (8 wide), x -> wide (16 wide); the target
+// renames both and lists the wide branch first. Nothing but the shapes tells
+// the two convolutions apart.
+void write_two_width_run(const numgap_test::temp_directory& run, bool target, bool shapes_in_graph_json) {
+    const std::string narrow = target ? "t_branch_b" : "narrow", wide = target ? "t_branch_a" : "wide";
+    std::string nodes = target ? R"({"name": ")" + wide + R"(", "op": "conv", "inputs": ["x"]},
+                                   {"name": ")" + narrow + R"(", "op": "conv", "inputs": ["x"]})"
+                               : R"({"name": ")" + narrow + R"(", "op": "conv", "inputs": ["x"]},
+                                   {"name": ")" + wide + R"(", "op": "conv", "inputs": ["x"]})";
+    std::string tensors;
+    if (shapes_in_graph_json)
+        tensors = R"(, "tensors": {")" + narrow + R"(": {"shape": [1, 8]}, ")" + wide + R"(": {"shape": [1, 16]}})";
+    run.write("graph.json", R"({"nodes": [)" + nodes + "]" + tensors + "}");
+    const std::vector<float> values(16, 1.0f);
+    numgap::io::write_npy(run / "x.npy", values.data(), std::vector<std::int64_t>{1, 4});
+    numgap::io::write_npy(run / (narrow + ".npy"), values.data(), std::vector<std::int64_t>{1, 8});
+    numgap::io::write_npy(run / (wide + ".npy"), values.data(), std::vector<std::int64_t>{1, 16});
+}
+
+void check_paired_by_width(const numgap::basic_graph& reference, const numgap::basic_graph& target) {
+    const numgap::match_result result = numgap::match_by_structure(reference, target);
+    const std::size_t narrow = reference.find("narrow").value(), wide = reference.find("wide").value();
+    int checked = 0;
+    for (const numgap::match_group& group : result.groups) {
+        if (group.reference_output_node == narrow) {
+            CHECK(target.node_name(group.target_output_node) == "t_branch_b");
+            ++checked;
+        }
+        if (group.reference_output_node == wide) {
+            CHECK(target.node_name(group.target_output_node) == "t_branch_a");
+            ++checked;
+        }
+    }
+    CHECK(checked == 2);
+}
+} // namespace
+
+TEST_CASE("run_graph: .npy header shapes reach the matcher, so branches of different widths pair by shape") {
+    const numgap_test::temp_directory reference_dir, target_dir;
+    write_two_width_run(reference_dir, false, false);
+    write_two_width_run(target_dir, true, false);
+    const auto reference_run = numgap::io::run_directory::open(reference_dir.path());
+    const auto target_run = numgap::io::run_directory::open(target_dir.path());
+    const numgap::basic_graph reference = numgap::run_graph(reference_run);
+    const numgap::basic_graph target = numgap::run_graph(target_run);
+    CHECK(reference.output_shape(reference.find("wide").value(), 0) == numgap::shape_type{1, 16});
+    CHECK(reference.output_shape(reference.find("x").value(), 0) == numgap::shape_type{1, 4});
+    check_paired_by_width(reference, target);
+    // Without headers nothing is read: the shapes stay unknown.
+    const numgap::basic_graph unread = numgap::run_graph(reference_run, false);
+    CHECK_FALSE(unread.output_shape(unread.find("wide").value(), 0).has_value());
+}
+
+TEST_CASE("run_graph: shapes declared in graph.json alone pair branches of different widths") {
+    const numgap_test::temp_directory reference_dir, target_dir;
+    write_two_width_run(reference_dir, false, true);
+    write_two_width_run(target_dir, true, true);
+    const auto reference_run = numgap::io::run_directory::open(reference_dir.path());
+    const auto target_run = numgap::io::run_directory::open(target_dir.path());
+    check_paired_by_width(numgap::run_graph(reference_run, false), numgap::run_graph(target_run, false));
 }

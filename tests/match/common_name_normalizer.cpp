@@ -33,3 +33,16 @@ TEST_CASE("common_name_normalizer_append_to_matches_the_call_operator") {
     numgap::common_name_normalizer{false}.append_to("Layer1/Conv", folded);
     CHECK(folded == "Keep_layer1_conv");
 }
+
+TEST_CASE("common_name_normalizer_rules_can_be_chosen_one_by_one") {
+    numgap::common_name_normalizer suffixes_only;
+    suffixes_only.unify_separators = false;
+    CHECK(suffixes_only("layer1/conv@3") == "layer1/conv");
+    CHECK(suffixes_only("layer1/conv_output_0") == "layer1/conv");
+    CHECK(suffixes_only("/a//b_") == "/a//b_");
+    numgap::common_name_normalizer separators_only;
+    separators_only.strip_output_suffixes = false;
+    CHECK(separators_only("layer1/conv@3") == "layer1_conv@3");
+    numgap::common_name_normalizer case_only{false, false, false};
+    CHECK(case_only("Layer1/Conv:0") == "layer1/conv:0");
+}

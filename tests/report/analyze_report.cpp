@@ -194,3 +194,46 @@ TEST_CASE("analyze_report: inconsistent hand-built reports are rejected with the
                              numgap::error);
     }
 }
+
+TEST_CASE("analyze_report: a failing ambiguous pair on its own is suspect, never divergence or origin") {
+    auto report = make_report({{"relu1", group_status::pass},
+                               {"conv2", group_status::pass},
+                               {"norm2", group_status::fail},
+                               {"add", group_status::fail},
+                               {"out", group_status::fail}});
+    report.groups[2].ambiguous_with = {"other_norm"};
+    report.groups[2].strategy = "structure";
+    numgap::analyze_report(report);
+    CHECK(report.groups[2].suspect);
+    CHECK_FALSE(report.groups[2].error_origin);
+    CHECK(report.summary.suspect_groups == std::vector<std::size_t>{2});
+    CHECK(report.summary.failed == 3); // still counted as failing
+    // The walk from add looks through the suspect norm2 and stops at relu1
+    // (pass): add is where a sure pairing first fails.
+    CHECK(report.summary.first_divergence == "add");
+    CHECK(report.summary.origins == std::vector<std::string>{"add"});
+}
+
+TEST_CASE("analyze_report: an ambiguous pair the values confirmed is named like any other") {
+    auto report = make_report({{"conv2", group_status::pass},
+                               {"norm2", group_status::fail},
+                               {"add", group_status::fail}});
+    report.groups[1].ambiguous_with = {"other_norm"};
+    report.groups[1].repair = numgap::repair_state::confirmed_by_values;
+    numgap::analyze_report(report);
+    CHECK_FALSE(report.groups[1].suspect);
+    CHECK(report.summary.suspect_groups.empty());
+    CHECK(report.summary.first_divergence == "norm2");
+    CHECK(report.summary.origins == std::vector<std::string>{"norm2"});
+}
+
+TEST_CASE("analyze_report: repaired groups are counted; only failing ambiguous groups are suspect") {
+    auto report = make_report({{"conv2", group_status::pass}, {"norm2", group_status::pass}});
+    report.groups[0].ambiguous_with = {"x"};
+    report.groups[1].ambiguous_with = {"y"};
+    report.groups[1].repair = numgap::repair_state::repaired_by_values;
+    numgap::analyze_report(report);
+    CHECK(report.summary.repaired == 1);
+    CHECK_FALSE(report.groups[0].suspect);
+    CHECK(report.summary.suspect_groups.empty());
+}

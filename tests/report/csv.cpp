@@ -2,6 +2,7 @@
 // CRLF records, exact metric column names, round-trip numbers, statuses.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -71,7 +72,7 @@ TEST_CASE("csv: header has the fixed columns, one column per metric named exactl
         "ref_node", "target_node", "ref_tensor", "target_tensor", "kind",  "strategy",
         "op",       "shape",       "dtype_ref",  "dtype_target",  "quant_ref", "quant_target",
         "count",    "cosine",      "mse",        "snr_db(x,y)",   "status", "error_origin",
-        "message"};
+        "message",  "confidence",  "ambiguous",  "ambiguous_with", "repair", "suspect"};
     CHECK(rows[0] == expected);
     CHECK(rows[1].size() == expected.size());
     CHECK(rows[1][7] == "1x8x4x4");
@@ -93,8 +94,12 @@ TEST_CASE("csv: names with commas, quotes, CR and LF survive a round trip") {
     REQUIRE(rows.size() == 2);
     CHECK(rows[1][0] == nasty + "+b");
     CHECK(rows[1][1] == "t,1+t\"2");
-    CHECK(rows[1].back() == group.message);
-    CHECK(rows[1][rows[1].size() - 3] == "error");
+    // message and status by column name: later columns follow message.
+    const auto column = [&](const std::string& name) {
+        return std::size_t(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+    };
+    CHECK(rows[1][column("message")] == group.message);
+    CHECK(rows[1][column("status")] == "error");
     CHECK(text.find("\"block.0/attn,\"\"q\"\"") != std::string::npos);
 }
 
@@ -198,4 +203,27 @@ TEST_CASE("csv: a text cell holding ';' is quoted so a semicolon-separated reade
     const std::string text = numgap::to_csv(report);
     CHECK(text.find("\"a;=1+1\"") != std::string::npos);
     CHECK(parse_csv(text)[1][0] == "a;=1+1");
+}
+
+TEST_CASE("csv: confidence, ambiguity, alternatives, repair state and suspect are columns after message") {
+    auto report = numgap::test::make_report(
+        {{"conv2", numgap::group_status::pass}, {"norm2", numgap::group_status::fail}});
+    report.groups[0].strategy = "structure";
+    report.groups[0].confidence = 0.625;
+    report.groups[0].ambiguous_with = {"t_a", "t,b"};
+    report.groups[0].repair = numgap::repair_state::repaired_by_values;
+    report.groups[1].ambiguous_with = {"t_c"};
+    numgap::analyze_report(report);
+    const auto rows = parse_csv(numgap::to_csv(report));
+    REQUIRE(rows.size() == 3);
+    const std::size_t confidence = rows[0].size() - 5;
+    CHECK(rows[0][confidence] == "confidence");
+    CHECK(rows[1][confidence] == "0.625");
+    CHECK(rows[1][confidence + 1] == "1");
+    CHECK(rows[1][confidence + 2] == "t_a+t,b");
+    CHECK(rows[1][confidence + 3] == "repaired_by_values");
+    CHECK(rows[1][confidence + 4] == "0");
+    CHECK(rows[2][confidence] == "1");
+    CHECK(rows[2][confidence + 3] == "none");
+    CHECK(rows[2][confidence + 4] == "1"); // failing, ambiguous, not confirmed
 }

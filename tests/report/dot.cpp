@@ -97,3 +97,21 @@ TEST_CASE("dot: any name, every byte included, gives DOT with closed labels, val
     CHECK(dot.find("&amp;#1;&amp;#x1b;") != std::string::npos);
     CHECK(dot.find("\\\\N\\\\G\\\\L\\\\l\\\\r\\\\") != std::string::npos);      // no Graphviz escapes
 }
+
+TEST_CASE("dot: an ambiguous pairing has a dashed border and says so; a repaired one says so too") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report(
+        {{"conv1", group_status::pass}, {"norm1", group_status::pass}, {"relu1", group_status::fail}});
+    report.groups[1].ambiguous_with = {"t_other"};
+    report.groups[1].repair = numgap::repair_state::repaired_by_values;
+    report.groups[2].ambiguous_with = {"t_other"};
+    numgap::analyze_report(report);
+    const std::string dot = numgap::to_dot(report);
+    CHECK(line_of(dot, "n1").find("ambiguous") == std::string::npos);
+    CHECK(line_of(dot, "n1").find("dashed") == std::string::npos);
+    CHECK(line_of(dot, "n2").find("\\nambiguous\\nrepaired by values") != std::string::npos);
+    CHECK(line_of(dot, "n2").find("rounded,filled,dashed") != std::string::npos);
+    CHECK(line_of(dot, "n3").find("ambiguous (suspect)") != std::string::npos);
+    CHECK(line_of(dot, "n3").find("error origin") == std::string::npos);
+    CHECK(dot.find("legend_ambiguous") != std::string::npos);
+}

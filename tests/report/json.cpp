@@ -144,3 +144,27 @@ TEST_CASE("json: the whole report parses as strict JSON and reads back to the sa
     CHECK(groups[2].find("message")->as_string() == "target tensor 'add' was not dumped");
     CHECK(groups[2].find("metrics")->as_object().empty());
 }
+
+TEST_CASE("json: ambiguity, alternatives, repair state and suspects are fields of groups and summary") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"conv2", group_status::pass}, {"norm2", group_status::fail}});
+    report.groups[0].ambiguous_with = {"t_a"};
+    report.groups[0].repair = numgap::repair_state::repaired_by_values;
+    report.groups[1].ambiguous_with = {"t_b", "t_c"};
+    numgap::analyze_report(report);
+    const auto root = numgap::io::parse_json(numgap::to_json(report), "report.json");
+    const auto& groups = root.find("groups")->as_array();
+    REQUIRE(groups.size() == 2);
+    CHECK(groups[0].find("ambiguous")->as_bool());
+    CHECK(groups[0].find("repair")->as_string() == "repaired_by_values");
+    CHECK_FALSE(groups[0].find("suspect")->as_bool());
+    REQUIRE(groups[1].find("ambiguous_with")->as_array().size() == 2);
+    CHECK(groups[1].find("ambiguous_with")->as_array()[1].as_string() == "t_c");
+    CHECK(groups[1].find("repair")->as_string() == "none");
+    CHECK(groups[1].find("suspect")->as_bool());
+    const auto* summary = root.find("summary");
+    CHECK(summary->find("repaired")->as_number() == 1);
+    REQUIRE(summary->find("suspects")->as_array().size() == 1);
+    CHECK(summary->find("suspects")->as_array()[0].as_string() == "norm2");
+    CHECK(summary->find("first_divergence")->is_null());
+}

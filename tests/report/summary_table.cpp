@@ -115,3 +115,37 @@ TEST_CASE("summary_table: columns line up by displayed width for wide characters
     };
     CHECK(column_of_target("层层", "conv1") == column_of_target("abcd", "norm1"));
 }
+
+TEST_CASE("summary_table: the match column shows strategy, confidence, '?' and repairs, with a legend") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report(
+        {{"conv2", group_status::pass}, {"norm2", group_status::fail}, {"add", group_status::pass}});
+    report.groups[0].strategy = "structure";
+    report.groups[0].confidence = 0.62;
+    report.groups[0].ambiguous_with = {"t_a"};
+    report.groups[0].repair = numgap::repair_state::repaired_by_values;
+    report.groups[1].strategy = "structure";
+    report.groups[1].confidence = 0.7;
+    report.groups[1].ambiguous_with = {"t_b"};
+    numgap::analyze_report(report);
+    const std::string table = numgap::format_summary_table(report);
+    CHECK(table.find(" match ") != std::string::npos);
+    CHECK(table.find("structure 0.62? repaired") != std::string::npos);
+    CHECK(table.find("structure 0.7?") != std::string::npos);
+    CHECK(table.find("<- suspect (ambiguous pairing)") != std::string::npos);
+    CHECK(table.find("? = ambiguous pairing") != std::string::npos);
+    CHECK(table.find("repaired = the tensors chose") != std::string::npos);
+    CHECK(table.find("first divergence: none") != std::string::npos);
+    CHECK(table.find("suspect (failing, ambiguous pairing not confirmed by the values): norm2") != std::string::npos);
+    CHECK(table.find("repaired by values: 1 groups") != std::string::npos);
+
+    // Without ambiguity, no legend and no suspect line.
+    report.groups[0].ambiguous_with.clear();
+    report.groups[0].repair = numgap::repair_state::none;
+    report.groups[1].ambiguous_with.clear();
+    numgap::analyze_report(report);
+    const std::string sure = numgap::format_summary_table(report);
+    CHECK(sure.find("? = ambiguous") == std::string::npos);
+    CHECK(sure.find("suspect") == std::string::npos);
+    CHECK(sure.find("first divergence: norm2") != std::string::npos);
+}

@@ -15,18 +15,28 @@
 // metrics themselves (42% of a 2 GB comparison's time, measured with perf);
 // each group is evaluated on one thread because the groups already are the
 // parallelism.
+// repair: what compare_runs does when a structurally matched, ambiguous
+// group fails (see repair_pairings.hpp): `on` (default) compares another
+// candidate of the ambiguity class when it passes where the matcher's pick
+// fails, `warn` keeps the matcher's pick and only marks the row
+// repair_possible, `off` tries nothing. Shape mismatches on structural pairs
+// never abort the comparison, whatever the mode.
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 
 #include <numgap/metric/evaluate_options.hpp>
 
 namespace numgap {
 
+enum class repair_mode : std::uint8_t { on, warn, off };
+
 struct compare_options {
     std::size_t threads = 0;
     std::function<void(std::size_t done, std::size_t total)> progress;
     evaluate_options evaluate{1, false};
+    repair_mode repair = repair_mode::on;
 };
 
 } // namespace numgap

@@ -18,9 +18,16 @@
 // thread only) pulling the next group from a shared counter; each worker holds
 // one pair at a time, so peak memory is about one pair per worker plus the
 // report. Results do not depend on the thread count.
+// Structural pairs are checked against the tensors (repair_pairings.hpp):
+// a structural pair whose shapes differ is evidence of a wrong pairing, never
+// an `error` row — an alternative that fits replaces it, else its nodes become
+// unmatched rows saying why; a failing ambiguous pair is re-paired when
+// another candidate passes (compare_options::repair). Exact strategies keep a
+// shape mismatch as an `error` row.
 // Node names in the report are the graphs' names; an empty or repeated name is
 // made unique as "<name>#<index>" so rows and analysis can refer to it.
-// Complexity: O(matching) + O(total elements / threads) + O(N + E) analysis.
+// Complexity: O(matching) + O(total elements / threads) + O(N + E) analysis,
+// plus the repair pass's bounded extra evaluations (sequential).
 // Throws: numgap::error for unusable graphs (a cycle, from topological_order;
 // whatever the matcher throws); rethrows an exception from the progress
 // callback; std::bad_alloc. Never prints.
@@ -38,11 +45,13 @@
 
 #include <numgap/compare/compare_options.hpp>
 #include <numgap/compare/describe_quantization.hpp>
+#include <numgap/compare/repair_pairings.hpp>
 #include <numgap/compare/tensor_source.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/graph/concepts.hpp>
 #include <numgap/graph/topological_order.hpp>
+#include <numgap/kernels/validate_pair.hpp>
 #include <numgap/match/match_auto.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
@@ -98,15 +107,19 @@ inline void fill_metrics(group_report& row, const evaluation& result) {
     row.status = all_passed ? group_status::pass : group_status::fail;
 }
 
+// Compares the row's two tensors into the row. With shapes_are_evidence (a
+// structural pair), tensors whose shapes differ after axis_order are not
+// evaluated: the row is left `error` with a message giving both shapes and the
+// function returns true, for repair_pairings to settle.
 template <class RefSource, class TargetSource>
-void compare_group(group_report& row, RefSource& reference_source, TargetSource& target_source,
-                   const metric_set& metrics, const evaluate_options& options) {
+bool compare_group(group_report& row, RefSource& reference_source, TargetSource& target_source,
+                   const metric_set& metrics, const evaluate_options& options, bool shapes_are_evidence = false) {
     if (row.reference_tensor.empty() || row.target_tensor.empty()) {
         row.status = group_status::missing;
         row.message = row.reference_tensor.empty()
                           ? "the reference nodes of this group have no output tensor to compare"
                           : "the target nodes of this group have no output tensor to compare";
-        return;
+        return false;
     }
     try {
         auto reference = fetch_tensor(reference_source, row.reference_tensor);
@@ -118,7 +131,7 @@ void compare_group(group_report& row, RefSource& reference_source, TargetSource&
                                     "', target '" + row.target_tensor + "')"
                           : !reference ? "reference tensor '" + row.reference_tensor + "' was not dumped"
                                        : "target tensor '" + row.target_tensor + "' was not dumped";
-            return;
+            return false;
         }
         tensor_view reference_view = view_of(*reference);
         tensor_view target_view = view_of(*target);
@@ -132,6 +145,19 @@ void compare_group(group_report& row, RefSource& reference_source, TargetSource&
         row.quantization_target = describe_quantization(target_view);
         const auto logical = reference_view.logical_shape();
         row.shape.assign(logical.begin(), logical.begin() + reference_view.rank());
+        if (shapes_are_evidence) {
+            const auto target_logical = target_view.logical_shape();
+            const std::vector<std::int64_t> target_shape(target_logical.begin(),
+                                                         target_logical.begin() + target_view.rank());
+            if (target_shape != row.shape) {
+                row.status = group_status::error;
+                row.metrics.clear();
+                row.message = "structure matching paired reference tensor '" + row.reference_tensor + "' (shape " +
+                              format_list(row.shape) + ") with target tensor '" + row.target_tensor + "' (shape " +
+                              format_list(target_shape) + "), whose shapes differ";
+                return true;
+            }
+        }
         fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
     } catch (const std::exception& failure) {
         row.status = group_status::error;
@@ -144,6 +170,7 @@ void compare_group(group_report& row, RefSource& reference_source, TargetSource&
         row.metrics.clear();
         row.message = "unknown exception (not derived from std::exception)";
     }
+    return false;
 }
 } // namespace detail
 
@@ -175,9 +202,11 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         report.reference_graph.push_back(std::move(snapshot));
     }
 
-    report.groups.reserve(matches.groups.size() + matches.unmatched_reference.size() +
-                          matches.unmatched_target.size());
-    for (const match_group& group : matches.groups) {
+    // The repair pass may re-pair or drop structural groups, so it works on a copy.
+    match_result working = matches;
+    report.groups.reserve(working.groups.size() + working.unmatched_reference.size() +
+                          working.unmatched_target.size());
+    for (const match_group& group : working.groups) {
         group_report row;
         row.reference_nodes = detail::names_of(reference_names, group.reference_nodes);
         row.target_nodes = detail::names_of(target_names, group.target_nodes);
@@ -186,25 +215,13 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         row.kind = std::string(to_string(group.kind));
         row.strategy = group.strategy;
         row.confidence = group.confidence;
+        row.ambiguous_with = detail::names_of(target_names, group.ambiguous_with);
         row.op = std::string(numgap::op_type(reference_graph, group.reference_output_node));
         report.groups.push_back(std::move(row));
     }
     const std::size_t compared_groups = report.groups.size();
-    auto add_unmatched = [&](const auto& graph, const std::vector<std::size_t>& nodes, const auto& names,
-                             std::vector<std::string> group_report::*side, const char* message) {
-        for (std::size_t node : nodes) {
-            group_report row;
-            row.*side = {names[node]};
-            row.op = std::string(numgap::op_type(graph, node));
-            row.status = group_status::unmatched;
-            row.message = message;
-            report.groups.push_back(std::move(row));
-        }
-    };
-    add_unmatched(reference_graph, matches.unmatched_reference, reference_names, &group_report::reference_nodes,
-                  "no target node matches this reference node");
-    add_unmatched(target_graph, matches.unmatched_target, target_names, &group_report::target_nodes,
-                  "no reference node matches this target node");
+    // Written by workers at distinct indices: char, not vector<bool>'s shared bits.
+    std::vector<char> shapes_differ(compared_groups, 0);
 
     std::size_t workers = options.threads ? options.threads
                                           : std::max<std::size_t>(1, std::thread::hardware_concurrency());
@@ -219,8 +236,9 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         while (!stop.load(std::memory_order_relaxed)) {
             const std::size_t index = next.fetch_add(1, std::memory_order_relaxed);
             if (index >= compared_groups) return;
-            detail::compare_group(report.groups[index], reference_source, target_source, metrics,
-                                  options.evaluate);
+            shapes_differ[index] = detail::compare_group(report.groups[index], reference_source, target_source,
+                                                         metrics, options.evaluate,
+                                                         working.groups[index].strategy == "structure");
             if (options.progress) {
                 std::lock_guard lock(progress_mutex);
                 ++done;
@@ -261,6 +279,40 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
     }
     if (worker_failure) std::rethrow_exception(worker_failure);
     if (callback_failure) std::rethrow_exception(callback_failure);
+
+    const detail::repair_outcome repaired = detail::repair_pairings(
+        working, report.groups, shapes_differ, target_graph, target_names, options.repair,
+        [&](group_report& row, bool shapes_are_evidence) {
+            return detail::compare_group(row, reference_source, target_source, metrics, options.evaluate,
+                                         shapes_are_evidence);
+        });
+    if (std::find(repaired.dropped.begin(), repaired.dropped.end(), true) != repaired.dropped.end()) {
+        std::size_t kept = 0;
+        for (std::size_t g = 0; g < compared_groups; ++g) {
+            if (repaired.dropped[g]) continue;
+            if (kept != g) report.groups[kept] = std::move(report.groups[g]);
+            ++kept;
+        }
+        report.groups.resize(kept);
+    }
+    auto add_unmatched = [&](const auto& graph, std::vector<std::size_t> nodes, const auto& names,
+                             std::vector<std::string> group_report::*side, const char* message,
+                             const std::unordered_map<std::size_t, std::string>& messages) {
+        std::sort(nodes.begin(), nodes.end());
+        for (std::size_t node : nodes) {
+            group_report row;
+            row.*side = {names[node]};
+            row.op = std::string(numgap::op_type(graph, node));
+            row.status = group_status::unmatched;
+            const auto special = messages.find(node);
+            row.message = special != messages.end() ? special->second : message;
+            report.groups.push_back(std::move(row));
+        }
+    };
+    add_unmatched(reference_graph, working.unmatched_reference, reference_names, &group_report::reference_nodes,
+                  "no target node matches this reference node", repaired.reference_messages);
+    add_unmatched(target_graph, working.unmatched_target, target_names, &group_report::target_nodes,
+                  "no reference node matches this target node", repaired.target_messages);
 
     analyze_report(report);
     return report;

@@ -11,13 +11,21 @@
 // enters through it is traced to it rather than blamed on its first consumer.
 // Without graph.json: every tensor key is a node of its own, named by the key,
 // with no op and no edges.
+// Shapes: every output key that graph.json's "tensors" gives a "shape" gets
+// it as its output_shape, in reference dimension order (axis_order applied),
+// so structural matching can tell branches of different widths apart. The
+// run_directory overload also reads the .npy headers (only the headers) of
+// the keys graph.json gives no shape for; pass read_headers = false when no
+// structural matching will run (name or handle matching only).
 // The manifest reader already refuses duplicate names, tensors produced twice
 // and nodes reading a later node's output (which is how a cycle shows up in a
 // file listed producers-before-consumers), so the result is in topological
 // order by construction.
-// Complexity: O(nodes + edges + keys) expected. Throws: numgap::error from
+// Complexity: O(nodes + edges + keys) expected, plus one small file read per
+// key without a declared shape when reading headers. Throws: numgap::error from
 // basic_graph on inconsistencies the reader did not catch; std::bad_alloc.
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -25,15 +33,36 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/graph/basic_graph.hpp>
+#include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
 
 namespace numgap {
 
+namespace detail {
+// Gives every output of `graph` whose shape is unknown the shape `shape_of(key)` returns, if any.
+template <class ShapeOf> void fill_output_shapes(basic_graph& graph, ShapeOf&& shape_of) {
+    for (std::size_t node = 0; node < graph.num_nodes(); ++node) {
+        const std::vector<std::string>& keys = graph.output_keys(node);
+        for (std::size_t output = 0; output < keys.size(); ++output) {
+            if (graph.output_shape(node, output)) continue;
+            if (std::optional<shape_type> shape = shape_of(keys[output]))
+                graph.set_output_shape(node, output, std::move(*shape));
+        }
+    }
+}
+} // namespace detail
+
 template <class KeyRange>
 basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_keys) {
     basic_graph graph;
+    auto declared_shape = [&](const std::string& key) -> std::optional<shape_type> {
+        const io::tensor_spec* spec = manifest.find_tensor(key);
+        if (spec == nullptr || !spec->shape) return std::nullopt;
+        return io::reference_order_shape(*spec, *spec->shape);
+    };
     if (!manifest.has_graph) {
         for (const auto& key : tensor_keys) graph.add_node(std::string(key), {}, {}, {}, {std::string(key)});
+        detail::fill_output_shapes(graph, declared_shape);
         return graph;
     }
     std::unordered_map<std::string, std::size_t> producer_of_key;
@@ -61,6 +90,16 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
         if (node.outputs.empty()) graph.set_output_keys(index, {});
         for (const std::string& output : node.outputs) producer_of_key.emplace(output, index);
     }
+    detail::fill_output_shapes(graph, declared_shape);
+    return graph;
+}
+
+// The graph of an opened run: run_graph(run.manifest(), run.keys()), plus the
+// shapes in the .npy headers when `read_headers` is true.
+inline basic_graph run_graph(const io::run_directory& run, bool read_headers = true) {
+    basic_graph graph = run_graph(run.manifest(), run.keys());
+    if (read_headers)
+        detail::fill_output_shapes(graph, [&](const std::string& key) { return run.stored_shape(key); });
     return graph;
 }
 

@@ -267,11 +267,11 @@ inline bool has_npy_magic(std::span<const std::byte> bytes) noexcept {
     return bytes.size() >= sizeof magic && std::memcmp(bytes.data(), magic, sizeof magic) == 0;
 }
 
-// Parses and validates the header of .npy bytes (a mapped file or an archive
-// member). `declared` is the dtype the caller expects (graph.json): it must
-// match the file's, and is what makes an opaque '<V2' readable.
-inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string_view source,
-                                   std::optional<dtype> declared = std::nullopt) {
+// Parses and validates the header of .npy bytes like parse_npy_header, but
+// `bytes` need only hold the header: the data is not checked (data_bytes is
+// what the shape needs). For reading a shape without reading the tensor.
+inline npy_header parse_npy_header_only(std::span<const std::byte> bytes, std::string_view source,
+                                        std::optional<dtype> declared = std::nullopt) {
     const std::string where = "'" + std::string(source) + "'";
     if (bytes.size() < 10 || !has_npy_magic(bytes))
         throw error(where + ": not a .npy file (" +
@@ -321,6 +321,16 @@ inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string
         throw error(where + ": .npy shape " + detail::shape_text(header.shape) +
                     " is absurd: its size in bytes overflows 64 bits");
     header.data_bytes = *needed;
+    return header;
+}
+
+// Parses and validates the header of .npy bytes (a mapped file or an archive
+// member). `declared` is the dtype the caller expects (graph.json): it must
+// match the file's, and is what makes an opaque '<V2' readable.
+inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string_view source,
+                                   std::optional<dtype> declared = std::nullopt) {
+    const std::string where = "'" + std::string(source) + "'";
+    npy_header header = parse_npy_header_only(bytes, source, declared);
     const std::uint64_t available = bytes.size() - header.data_offset;
     if (available < header.data_bytes)
         throw error(where + ": truncated .npy file: shape " + detail::shape_text(header.shape) + " of " +

@@ -69,6 +69,18 @@ struct tensor_spec {
     bool quantized = false;
 };
 
+// `stored`, a shape in the tensor's stored dimension order, in the
+// reference's dimension order: axis_order[i] is the reference dimension of
+// stored dimension i (the stored shape itself without axis_order, or when
+// the ranks disagree, which loading reports as an error).
+inline std::vector<std::int64_t> reference_order_shape(const tensor_spec& spec,
+                                                       const std::vector<std::int64_t>& stored) {
+    if (!spec.axis_order || spec.axis_order->size() != stored.size()) return stored;
+    std::vector<std::int64_t> reference(stored.size());
+    for (std::size_t i = 0; i < stored.size(); ++i) reference[std::size_t((*spec.axis_order)[i])] = stored[i];
+    return reference;
+}
+
 struct run_manifest {
     std::vector<node_spec> nodes;
     // Sorted by key (parse_run_manifest and run_directory keep it so): find_tensor

@@ -7,6 +7,8 @@
 //     of '_' collapse ("layer1/conv" ~ "layer1.conv" ~ "layer1_conv");
 //   - leading/trailing '_' are dropped;
 //   - optionally (case_sensitive = false) letter case.
+// Each rule can be turned off (strip_output_suffixes, unify_separators), so a
+// caller such as the CLI's --name-rule picks exactly the rules it wants.
 // It maps names; uniqueness is up to the graphs (two names that normalise to
 // the same key make match_by_name throw, naming both).
 // O(length of name); never throws except std::bad_alloc.
@@ -19,6 +21,8 @@ namespace numgap {
 
 struct common_name_normalizer {
     bool case_sensitive = true;
+    bool strip_output_suffixes = true;
+    bool unify_separators = true;
 
     std::string operator()(std::string_view name) const {
         std::string key;
@@ -31,7 +35,7 @@ struct common_name_normalizer {
     // a string of its own): match_by_name recognises this normaliser and
     // writes keys straight into its arena, one allocation fewer per node.
     void append_to(std::string_view name, std::string& out) const {
-        name = strip_output_suffix(name);
+        if (strip_output_suffixes) name = strip_output_suffix(name);
         // The key is never longer than the name: size the buffer once and
         // write through a pointer (push_back per character re-checks the
         // capacity and rewrites the terminator; at a million names that
@@ -41,7 +45,8 @@ struct common_name_normalizer {
         char* const first = out.data() + start;
         char* cursor = first;
         for (char c : name) {
-            const bool separator = c == '/' || c == '.' || c == ':' || c == '-' || c == ' ' || c == '_';
+            const bool separator =
+                unify_separators && (c == '/' || c == '.' || c == ':' || c == '-' || c == ' ' || c == '_');
             if (separator) {
                 if (cursor != first && cursor[-1] != '_') *cursor++ = '_';
             } else {
@@ -49,7 +54,7 @@ struct common_name_normalizer {
             }
         }
         // Runs are collapsed, so at most one trailing '_' remains.
-        if (cursor != first && cursor[-1] == '_') --cursor;
+        if (unify_separators && cursor != first && cursor[-1] == '_') --cursor;
         out.resize(static_cast<std::size_t>(cursor - out.data()));
     }
 

@@ -22,6 +22,16 @@
 //   missing, error and later-ordered failing groups — reaches a failing group
 //   with a smaller order. Consequence: the first divergence is always an
 //   origin, so a report with a divergence always has at least one origin.
+// - Ambiguity: a `fail` group is *suspect* when its pairing is ambiguous
+//   (non-empty ambiguous_with) and the tensors did not confirm it (repair is
+//   not confirmed_by_values, i.e. not every candidate of its ambiguity class
+//   was tried and found failing too). A suspect group is never the first
+//   divergence nor an origin, and walks look through it like an unmatched
+//   node: a failure that only a guessed pairing shows may be the guess's
+//   fault. Rule in one sentence: an ambiguous failing pair is named only once
+//   the values show it fails against every candidate. Suspect groups are
+//   listed in summary.suspect_groups (in report order) and marked `suspect`;
+//   they still count as failed.
 // Complexity: O(N + E) for the order and first divergence, plus O(F·(N + E))
 // for origins where F is the number of failing groups (each walk visits a node
 // at most once).
@@ -87,6 +97,9 @@ inline void analyze_report(comparison_report& report) {
     for (group_report& group : report.groups) {
         group.order = detail::no_group;
         group.error_origin = false;
+        group.suspect = group.status == group_status::fail && group.ambiguous() &&
+                        group.repair != repair_state::confirmed_by_values;
+        if (group.repair == repair_state::repaired_by_values) ++summary.repaired;
         switch (group.status) {
         case group_status::pass: ++summary.passed; break;
         case group_status::fail: ++summary.failed; break;
@@ -108,8 +121,10 @@ inline void analyze_report(comparison_report& report) {
         if (group.reference_nodes.empty()) group.order = detail::no_group;
 
     std::vector<std::size_t> failing;
-    for (std::size_t g = 0; g < report.groups.size(); ++g)
-        if (report.groups[g].status == group_status::fail) failing.push_back(g);
+    for (std::size_t g = 0; g < report.groups.size(); ++g) {
+        if (report.groups[g].suspect) summary.suspect_groups.push_back(g);
+        else if (report.groups[g].status == group_status::fail) failing.push_back(g);
+    }
     std::sort(failing.begin(), failing.end(), [&](std::size_t a, std::size_t b) {
         return report.groups[a].order != report.groups[b].order
                    ? report.groups[a].order < report.groups[b].order
@@ -148,7 +163,7 @@ inline void analyze_report(comparison_report& report) {
                     // non-convex group (A and C in G1, B in G2, A->B->C) each walk
                     // reaches the other, and counting both would leave the
                     // divergence with no origin at all.
-                    if (report.groups[owner].status == group_status::fail &&
+                    if (report.groups[owner].status == group_status::fail && !report.groups[owner].suspect &&
                         report.groups[owner].order < report.groups[g].order) {
                         propagated = true;
                         break;

@@ -6,7 +6,10 @@
 // when unknown), dtype_ref, dtype_target, quant_ref, quant_target, count, one
 // column per metric named exactly as the metric (value, shortest round-trip
 // text, "inf"/"-inf"/"nan"; empty when not computed), status, error_origin
-// ("1"/"0"), message.
+// ("1"/"0"), message, then (added later, so earlier columns keep their
+// positions) confidence, ambiguous ("1"/"0"), ambiguous_with (the alternative
+// target nodes joined with '+'), repair ("none", "repaired_by_values",
+// "repair_possible", "confirmed_by_values"), suspect ("1"/"0").
 // Why RFC 4180 to the letter (CRLF records, fields holding ',', '"', CR or LF
 // quoted with inner quotes doubled): node names from real exporters contain
 // commas and quotes, and spreadsheet tools and Python's csv module expect it.
@@ -77,7 +80,7 @@ inline std::string to_csv(const comparison_report& report) {
         separate();
         detail::append_csv_field(out, metric);
     }
-    out += ",status,error_origin,message\r\n";
+    out += ",status,error_origin,message,confidence,ambiguous,ambiguous_with,repair,suspect\r\n";
 
     for (const group_report& group : report.groups) {
         first = true;
@@ -106,6 +109,13 @@ inline std::string to_csv(const comparison_report& report) {
         out += name_of(group.status);
         out += group.error_origin ? ",1," : ",0,";
         detail::append_csv_field(out, group.message);
+        out += ',';
+        out += format_double(group.confidence);
+        out += group.ambiguous() ? ",1," : ",0,";
+        detail::append_csv_field(out, detail::join_names(group.ambiguous_with, "+"));
+        out += ',';
+        out += name_of(group.repair);
+        out += group.suspect ? ",1" : ",0";
         out += "\r\n";
     }
     return out;

@@ -6,7 +6,9 @@
 // node name, its op and the chosen metric's value for the node's group (the
 // first metric with a threshold unless dot_options::metric says otherwise), so
 // the picture answers "where does it go wrong" without the table. A legend
-// cluster explains the colours. Node ids are generated ("n0", "n1", ...) and
+// cluster explains the colours. An ambiguous pairing (the matcher could not
+// tell the target from other candidates) gets a dashed border and
+// "ambiguous" in its label; a pairing the tensors chose, "repaired by values". Node ids are generated ("n0", "n1", ...) and
 // names only appear inside escaped labels, so any node name is safe.
 // Escaping (append_dot_escaped): a label is split at LF, which stays a line
 // break; each line goes through terminal_text (report/terminal_text.hpp), so
@@ -119,10 +121,13 @@ inline std::string to_dot(const comparison_report& report, const dot_options& op
         } else {
             label += "\n" + std::string(name_of(group->status));
         }
+        if (group && group->ambiguous()) label += group->suspect ? "\nambiguous (suspect)" : "\nambiguous";
+        if (group && group->repair == repair_state::repaired_by_values) label += "\nrepaired by values";
+        const bool dashed = group && group->ambiguous() && group->status != group_status::unmatched;
         out += "  n" + std::to_string(i) + " [label=\"";
         detail::append_dot_escaped(out, label);
-        out += "\", style=\"" + std::string(style.style) + "\", fillcolor=\"" + style.fill +
-               "\", fontcolor=\"" + style.font + "\", penwidth=" + style.pen + "];\n";
+        out += "\", style=\"" + std::string(style.style) + (dashed ? ",dashed" : "") + "\", fillcolor=\"" +
+               style.fill + "\", fontcolor=\"" + style.font + "\", penwidth=" + style.pen + "];\n";
     }
     for (std::size_t i = 0; i < report.reference_graph.size(); ++i)
         for (std::size_t producer : report.reference_graph[i].producers)
@@ -142,6 +147,7 @@ inline std::string to_dot(const comparison_report& report, const dot_options& op
                "\", style=\"" + style.style + "\", fillcolor=\"" + style.fill +
                "\", fontcolor=\"" + style.font + "\", penwidth=" + style.pen + "];\n";
     }
+    out += "    legend_ambiguous [label=\"ambiguous pairing\", style=\"rounded,dashed\"];\n";
     out += "  }\n}\n";
     return out;
 }

@@ -8,6 +8,9 @@
 // the dtypes and quantization next to the numbers to tell a quantization
 // artefact from a real bug. Shape is the reference tensor's shape in reference
 // dimension order (empty when not loaded).
+// ambiguous_with names the other target nodes structural matching could not
+// tell from this row's target (match_group::ambiguous_with); `repair` says
+// what checking the pairing against the tensors did (repair_state.hpp).
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include <numgap/report/group_status.hpp>
+#include <numgap/report/repair_state.hpp>
 #include <numgap/report/report_metric.hpp>
 
 namespace numgap {
@@ -28,6 +32,8 @@ struct group_report {
     std::string kind;     // the matcher's match kind ("one_to_one", "fused", ...)
     std::string strategy; // which matcher produced the group ("name", "handle", ...)
     double confidence = 1.0;
+    std::vector<std::string> ambiguous_with; // alternative target nodes; empty when the pairing is sure
+    repair_state repair = repair_state::none;
     std::string op; // op of the group's reference output node
     std::vector<std::int64_t> shape;
     std::string dtype_reference;
@@ -42,6 +48,11 @@ struct group_report {
     // order (that of its last reference node) and whether error starts here.
     std::size_t order = 0;
     bool error_origin = false;
+    // Filled by analyze_report: a failing ambiguous pair that the tensors did
+    // not confirm (see analyze_report.hpp); never a divergence or an origin.
+    bool suspect = false;
+
+    bool ambiguous() const noexcept { return !ambiguous_with.empty(); }
 
     const report_metric* find_metric(std::string_view name) const noexcept {
         for (const report_metric& metric : metrics)

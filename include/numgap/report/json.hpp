@@ -12,7 +12,12 @@
 //              "quant_ref", "quant_target", "count",
 //              "metrics": {"<name>": {"value", "threshold" (number or null),
 //                                     "comparison" (">=", ... or ""), "passed"}},
-//              "status", "error_origin", "message"}]}
+//              "status", "error_origin", "message",
+//              "ambiguous" (bool), "ambiguous_with" [target node names],
+//              "repair" ("none", "repaired_by_values", "repair_possible",
+//              "confirmed_by_values"), "suspect" (bool)}]}
+// and in "summary": "suspects" [last reference node of each suspect group],
+// "repaired" (count). Fields are only ever added within a format_version.
 // Why through io/json.hpp: numbers are written as the shortest text that reads
 // back to the same double and non-finite values as the strings "inf", "-inf",
 // "nan" — one implementation for every JSON numgap writes.
@@ -77,6 +82,15 @@ inline std::string to_json(const comparison_report& report) {
     out += ',';
     append_json_key(out, "origins");
     detail::append_json_string_array(out, summary.origins);
+    out += ',';
+    append_json_key(out, "suspects");
+    std::vector<std::string> suspects;
+    for (std::size_t g : summary.suspect_groups)
+        if (!report.groups[g].reference_nodes.empty()) suspects.push_back(report.groups[g].reference_nodes.back());
+    detail::append_json_string_array(out, suspects);
+    out += ',';
+    append_json_key(out, "repaired");
+    out += std::to_string(summary.repaired);
     out += "},\n";
 
     append_json_key(out, "groups");
@@ -147,6 +161,18 @@ inline std::string to_json(const comparison_report& report) {
         out += ',';
         append_json_key(out, "message");
         io::write_json_string(out, group.message);
+        out += ',';
+        append_json_key(out, "ambiguous");
+        out += group.ambiguous() ? "true" : "false";
+        out += ',';
+        append_json_key(out, "ambiguous_with");
+        detail::append_json_string_array(out, group.ambiguous_with);
+        out += ',';
+        append_json_key(out, "repair");
+        io::write_json_string(out, name_of(group.repair));
+        out += ',';
+        append_json_key(out, "suspect");
+        out += group.suspect ? "true" : "false";
         out += '}';
     }
     out += "\n]}\n";

@@ -6,7 +6,9 @@
 // `unmatched_reference`/`unmatched_target` count unmatched nodes. The first
 // divergence is the earliest failing group in reference topological order,
 // named by its last reference node; origins are failing groups none of whose
-// nearest compared ancestors fails (see analyze_report.hpp).
+// nearest compared ancestors fails (see analyze_report.hpp). Suspect groups
+// (failing, ambiguous, not confirmed by the tensors) are listed apart and are
+// never the first divergence or an origin.
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <optional>
@@ -27,6 +29,8 @@ struct report_summary {
     std::string first_divergence;                      // reference node name; empty when none
     std::vector<std::size_t> origin_groups;            // in reference topological order
     std::vector<std::string> origins;                  // last reference node of each origin group
+    std::vector<std::size_t> suspect_groups;           // failing ambiguous groups not named above
+    std::size_t repaired = 0;                          // groups whose pairing the values repaired
 };
 
 } // namespace numgap

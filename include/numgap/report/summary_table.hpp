@@ -12,6 +12,11 @@
 // Every piece of text from the runs (names, ops, dtypes, messages, metric
 // names) goes through terminal_text (report/terminal_text.hpp), so the table
 // holds no control character, and columns are aligned by terminal_width.
+// The "match" column gives each group's strategy, its confidence when below
+// 1, a '?' when the pairing is ambiguous and "repaired" when the values chose
+// the target; a legend under the table explains the marks that appear, and
+// the summary lists suspect groups (failing ambiguous pairs, never named as
+// divergence or origin) and how many pairings the values repaired.
 // Complexity: O(G log G) for G groups. Throws: std::bad_alloc.
 #include <algorithm>
 #include <cmath>
@@ -46,6 +51,16 @@ inline int severity(const group_report& group) {
     case group_status::unmatched: return 5;
     }
     return 5;
+}
+
+// "structure 0.62?" : strategy, confidence below 1, '?' when ambiguous,
+// "repaired" when the values chose the target.
+inline std::string match_cell(const group_report& group) {
+    std::string cell = group.strategy;
+    if (group.confidence < 1.0) cell += " " + format_double_short(group.confidence, 2);
+    if (group.ambiguous()) cell += "?";
+    if (group.repair == repair_state::repaired_by_values) cell += " repaired";
+    return cell;
 }
 
 // Larger is worse; NaN counts as worst of all.
@@ -88,7 +103,8 @@ inline std::string format_summary_table(const comparison_report& report,
         return x.order < y.order;
     });
 
-    std::vector<std::string> header = {"status", "reference", "target", "op", "shape", "dtypes"};
+    std::vector<std::string> header = {"status", "reference", "target", "match", "op", "shape", "dtypes"};
+    bool shows_ambiguous = false, shows_repaired = false;
     for (const std::string& metric : report.metric_names) header.push_back(metric);
     header.push_back("note");
     std::vector<std::vector<std::string>> table{header};
@@ -99,6 +115,7 @@ inline std::string format_summary_table(const comparison_report& report,
             std::string(name_of(group.status)),
             detail::clip(detail::join_names(group.reference_nodes, "+"), options.max_name_width),
             detail::clip(detail::join_names(group.target_nodes, "+"), options.max_name_width),
+            detail::match_cell(group),
             detail::clip(group.op, 24),
             detail::format_shape(group.shape),
             group.dtype_reference.empty() && group.dtype_target.empty()
@@ -112,6 +129,9 @@ inline std::string format_summary_table(const comparison_report& report,
         std::string note;
         if (report.summary.first_divergence_group == rows[r]) note = "<- first divergence";
         if (group.error_origin) note += note.empty() ? "<- error origin" : ", error origin";
+        if (group.suspect) note += note.empty() ? "<- suspect (ambiguous pairing)" : ", suspect";
+        shows_ambiguous = shows_ambiguous || group.ambiguous();
+        shows_repaired = shows_repaired || group.repair == repair_state::repaired_by_values;
         if (!group.message.empty()) note += (note.empty() ? "" : "; ") + detail::clip(group.message, 100);
         line.push_back(note);
         table.push_back(std::move(line));
@@ -140,6 +160,9 @@ inline std::string format_summary_table(const comparison_report& report,
     }
     if (rows.size() > shown)
         out += "... " + std::to_string(rows.size() - shown) + " more groups (see --csv/--json)\n";
+    if (shows_ambiguous)
+        out += "? = ambiguous pairing: the matcher could not tell the target from other candidates\n";
+    if (shows_repaired) out += "repaired = the tensors chose the target among the candidates (repaired by values)\n";
 
     const report_summary& s = report.summary;
     out += "\n" + std::to_string(s.groups) + " groups: " + std::to_string(s.passed) + " passed, " +
@@ -158,6 +181,15 @@ inline std::string format_summary_table(const comparison_report& report,
     if (s.origins.empty()) out += " none";
     for (std::size_t i = 0; i < s.origins.size(); ++i) out += (i ? ", " : " ") + terminal_text(s.origins[i]);
     out += '\n';
+    if (!s.suspect_groups.empty()) {
+        out += "suspect (failing, ambiguous pairing not confirmed by the values):";
+        for (std::size_t i = 0; i < s.suspect_groups.size(); ++i) {
+            const group_report& suspect = report.groups[s.suspect_groups[i]];
+            out += (i ? ", " : " ") + (suspect.reference_nodes.empty() ? std::string("?") : terminal_text(suspect.reference_nodes.back()));
+        }
+        out += '\n';
+    }
+    if (s.repaired != 0) out += "repaired by values: " + std::to_string(s.repaired) + " groups\n";
     return out;
 }
 
