@@ -1,7 +1,8 @@
 // Pins down structural matching: renamed graphs, inserted no-ops (q/dq,
 // permute, cast) walked through, deleted no-ops (dropout) skipped, fusion
 // (conv+bn+relu -> one node), layout-permuted shapes, op incompatibility
-// refusing a pair, parallel siblings kept in order, anchors from a prior
+// refusing a pair, symmetric siblings told apart by their consumers' input
+// positions (Fire, q/k/v) or flagged ambiguous, anchors from a prior
 // result, what happens to a decomposition (documented gap), empty graphs,
 // and the randomised recall/precision properties.
 #include <doctest/doctest.h>
@@ -129,21 +130,133 @@ TEST_CASE("match_by_structure_refuses_incompatible_ops_and_continues_after_them"
     CHECK(fc->target_nodes == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("match_by_structure_keeps_parallel_siblings_in_order") {
-    // q, k, v projections of one input: identical op and shape, told apart
-    // only by order, and by their consumers' shapes where those differ.
+TEST_CASE("match_by_structure_tells_fire_expand_branches_apart_by_the_concat_input_they_feed") {
+    // SqueezeNet Fire module: expand1x1 and expand3x3 have the same op,
+    // producer and shape; only the concat's input position tells them apart.
+    // The target lists the 3x3 branch first (another valid topological
+    // order) and inserts a cast on the 1x1 branch: the old tie-break by
+    // target order swapped them.
+    numgap::basic_graph ref, tgt;
+    const auto x = add(ref, "x", "input", {}, {1, 16, 8, 8});
+    const auto squeeze = add(ref, "squeeze", "aten::conv2d", {x}, {1, 4, 8, 8});
+    const auto e1 = add(ref, "expand1x1", "aten::conv2d", {squeeze}, {1, 8, 8, 8});
+    const auto r1 = add(ref, "relu1", "aten::relu", {e1}, {1, 8, 8, 8});
+    const auto e3 = add(ref, "expand3x3", "aten::conv2d", {squeeze}, {1, 8, 8, 8});
+    const auto r3 = add(ref, "relu3", "aten::relu", {e3}, {1, 8, 8, 8});
+    const auto cat = add(ref, "cat", "aten::cat", {r1, r3}, {1, 16, 8, 8});
+    const auto tx = add(tgt, "a", "input", {}, {1, 16, 8, 8});
+    const auto tsqueeze = add(tgt, "b", "Conv", {tx}, {1, 4, 8, 8});
+    const auto te3 = add(tgt, "c", "Conv", {tsqueeze}, {1, 8, 8, 8});
+    const auto tr3 = add(tgt, "d", "Relu", {te3}, {1, 8, 8, 8});
+    const auto te1 = add(tgt, "e", "Conv", {tsqueeze}, {1, 8, 8, 8});
+    const auto cast = add(tgt, "f", "Cast", {te1}, {1, 8, 8, 8});
+    const auto tr1 = add(tgt, "g", "Relu", {cast}, {1, 8, 8, 8});
+    const auto tcat = add(tgt, "h", "Concat", {tr1, tr3}, {1, 16, 8, 8});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(paired(result, e1, te1));
+    CHECK(paired(result, r1, tr1));
+    CHECK(paired(result, e3, te3));
+    CHECK(paired(result, r3, tr3));
+    CHECK(paired(result, cat, tcat));
+    for (const auto& group : result.groups) CHECK_FALSE(group.ambiguous());
+}
+
+TEST_CASE("match_by_structure_tells_q_k_v_apart_by_where_they_enter_the_attention") {
+    // q enters the score matmul first, k second (behind a transpose), v the
+    // second matmul after the softmax. The target lists them v, k, q, and a
+    // backend replaced the score matmul by an op nothing recognises: input
+    // positions still tell q from k, and what follows the matmul (softmax vs
+    // the output projection) k from v.
+    numgap::basic_graph ref, tgt;
+    const auto x = add(ref, "x", "input", {}, {1, 4, 8});
+    const auto q = add(ref, "q", "aten::linear", {x}, {1, 4, 8});
+    const auto k = add(ref, "k", "aten::linear", {x}, {1, 4, 8});
+    const auto v = add(ref, "v", "aten::linear", {x}, {1, 4, 8});
+    const auto kt = add(ref, "kt", "aten::transpose.int", {k}, {1, 8, 4});
+    const auto scores = add(ref, "scores", "aten::matmul", {q, kt}, {1, 4, 4});
+    const auto probs = add(ref, "probs", "aten::softmax.int", {scores}, {1, 4, 4});
+    const auto context = add(ref, "context", "aten::matmul", {probs, v}, {1, 4, 8});
+    const auto out = add(ref, "out", "aten::linear", {context}, {1, 4, 8});
+    add(ref, "residual", "aten::add.Tensor", {x, out}, {1, 4, 8});
+    const auto tx = add(tgt, "in", "input", {}, {1, 4, 8});
+    const auto tv = add(tgt, "n1", "Gemm", {tx}, {1, 4, 8});
+    const auto tk = add(tgt, "n2", "Gemm", {tx}, {1, 4, 8});
+    const auto tq = add(tgt, "n3", "Gemm", {tx}, {1, 4, 8});
+    const auto tkt = add(tgt, "n4", "Transpose", {tk}, {1, 8, 4});
+    add(tgt, "n5", "VendorAttentionScores", {tq, tkt}, {1, 4, 4});
+    const auto tprobs = add(tgt, "n6", "Softmax", {5}, {1, 4, 4});
+    const auto tcontext = add(tgt, "n7", "MatMul", {tprobs, tv}, {1, 4, 8});
+    const auto tout = add(tgt, "n8", "Gemm", {tcontext}, {1, 4, 8});
+    add(tgt, "n9", "Add", {tout, tx}, {1, 4, 8});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(paired(result, q, tq));
+    CHECK(paired(result, k, tk));
+    CHECK(paired(result, v, tv));
+    CHECK(paired(result, kt, tkt));
+    CHECK(paired(result, context, tcontext));
+    CHECK(group_of(result, scores) == nullptr); // replaced: no counterpart
+    for (const auto& group : result.groups) CHECK_FALSE(group.ambiguous());
+}
+
+TEST_CASE("match_by_structure_flags_siblings_nothing_tells_apart_as_ambiguous") {
+    // Three projections of one input with no consumers: nothing the matcher
+    // knows tells them apart. Each is still paired (a guess, not by target
+    // order), ambiguous_with lists the two others, and the confidence is
+    // divided by the number of equals.
     numgap::basic_graph ref, tgt;
     add(ref, "x", "input", {}, {1, 4, 8});
     for (const char* name : {"q", "k", "v"}) add(ref, name, "aten::linear", {0}, {1, 4, 8});
     add(tgt, "x", "input", {}, {1, 4, 8});
-    add(tgt, "c", "Cast", {0}, {1, 4, 8});
-    add(tgt, "Q", "Gemm", {1}, {1, 4, 8}); // behind an inserted cast
+    add(tgt, "Q", "Gemm", {0}, {1, 4, 8});
     add(tgt, "K", "Gemm", {0}, {1, 4, 8});
     add(tgt, "V", "Gemm", {0}, {1, 4, 8});
     const auto result = numgap::match_by_structure(ref, tgt);
-    CHECK(paired(result, 1, 2));
-    CHECK(paired(result, 2, 3));
-    CHECK(paired(result, 3, 4));
+    REQUIRE(result.groups.size() == 4);
+    CHECK_FALSE(group_of(result, 0)->ambiguous());
+    std::vector<std::size_t> images;
+    for (std::size_t r = 1; r <= 3; ++r) {
+        const auto* group = group_of(result, r);
+        REQUIRE(group != nullptr);
+        CHECK(group->ambiguous_with.size() == 2);
+        CHECK(std::count(group->ambiguous_with.begin(), group->ambiguous_with.end(), group->target_output_node) == 0);
+        CHECK(group->confidence == doctest::Approx(1.0 / 3.0));
+        images.push_back(group->target_output_node);
+    }
+    std::sort(images.begin(), images.end());
+    CHECK(images == std::vector<std::size_t>{1, 2, 3});
+    CHECK(group_of(result, 0)->confidence == doctest::Approx(1.0));
+}
+
+TEST_CASE("match_by_structure_flags_both_of_two_symmetric_branches_summed_by_a_commutative_add") {
+    // x -> a -> add <- b <- x with a and b alike: add's operands may be
+    // reordered by a backend, so nothing tells the branches apart. Both
+    // pairs are ambiguous (each names the other branch) at half confidence;
+    // the add itself is not. The pick does not follow the target's order:
+    // with the target's branches listed the other way round, each reference
+    // branch goes to the target node of the same name as before.
+    for (bool reversed : {false, true}) {
+        CAPTURE(reversed);
+        numgap::basic_graph ref, tgt;
+        add(ref, "x", "input", {}, {1, 8});
+        const auto a = add(ref, "a", "aten::sigmoid", {0}, {1, 8});
+        const auto b = add(ref, "b", "aten::sigmoid", {0}, {1, 8});
+        const auto sum = add(ref, "sum", "aten::add.Tensor", {a, b}, {1, 8});
+        add(tgt, "x", "input", {}, {1, 8});
+        const auto first = add(tgt, reversed ? "branch_2" : "branch_1", "Sigmoid", {0}, {1, 8});
+        const auto second = add(tgt, reversed ? "branch_1" : "branch_2", "Sigmoid", {0}, {1, 8});
+        const auto tsum = add(tgt, "s", "Add", {first, second}, {1, 8});
+        const auto result = numgap::match_by_structure(ref, tgt);
+        const auto branch_1 = reversed ? second : first;
+        const auto branch_2 = reversed ? first : second;
+        CHECK(paired(result, a, branch_1));
+        CHECK(paired(result, b, branch_2));
+        CHECK(group_of(result, a)->ambiguous_with == std::vector<std::size_t>{branch_2});
+        CHECK(group_of(result, b)->ambiguous_with == std::vector<std::size_t>{branch_1});
+        CHECK(group_of(result, a)->confidence == doctest::Approx(0.5));
+        CHECK(group_of(result, b)->confidence == doctest::Approx(0.5));
+        CHECK(paired(result, sum, tsum));
+        CHECK_FALSE(group_of(result, sum)->ambiguous());
+    }
 }
 
 TEST_CASE("match_by_structure_anchors_on_prior_groups") {
@@ -250,6 +363,39 @@ TEST_CASE("match_by_structure_recovers_random_graphs") {
             CAPTURE(recall);
             CAPTURE(precision);
             CHECK(q.with_counterpart > 1000);
+            CHECK(recall >= 0.95);
+            CHECK(precision >= 0.99);
+        }
+    }
+}
+
+TEST_CASE("match_by_structure_pairs_symmetric_siblings_in_shuffled_targets") {
+    // The property on graphs whose siblings share producer, op and
+    // shape: Fire modules, Inception blocks, q/k/v projections, residual
+    // blocks (skip and main path of one shape). Every node renamed, the
+    // target renumbered in a random valid topological order, no-ops inserted
+    // on 15-30% of the edges, most dropout/identity nodes deleted, chains
+    // fused, half the runs NHWC. Recall >= 95% and precision >= 99% on each
+    // of 40 seeds per family (the greedy matcher that broke ties by target
+    // order fell below on every seed of the three symmetric families).
+    for (auto family : {numgap_test::model_family::cnn, numgap_test::model_family::transformer,
+                        numgap_test::model_family::fire, numgap_test::model_family::inception}) {
+        for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+            CAPTURE(static_cast<int>(family));
+            CAPTURE(seed);
+            std::mt19937_64 rng(seed);
+            numgap_test::derive_options options;
+            options.handles = false;
+            options.shuffle = true;
+            options.nhwc = seed % 2 == 1;
+            options.insert_rate = seed % 2 == 1 ? 0.3 : 0.15;
+            auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 300, rng), options, rng);
+            const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
+            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
+            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            CAPTURE(recall);
+            CAPTURE(precision);
+            CHECK(q.with_counterpart > 150);
             CHECK(recall >= 0.95);
             CHECK(precision >= 0.99);
         }

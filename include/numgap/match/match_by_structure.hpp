@@ -28,23 +28,40 @@
 //     walking through up to options.max_passthrough_depth unmatched
 //     passthrough target nodes (inserted quantize/dequantize, casts,
 //     permutes, reshapes, identities), visiting at most 256 nodes.
-//   - Score in [0, 1] = 0.5 * producer consistency (share of r's producers
+//   - Base score in [0, 1] = 0.5 * producer consistency (share of r's producers
 //     whose flow reaches the candidate's inputs through passthrough nodes;
 //     3/4 credit through one unmatched replaced op; divided by the larger
 //     of the two arities)
 //     + 0.3 * op agreement (options.ops_equivalent gates: incompatible ops
 //     are never paired; then 1 same family, 0.8 first part of a fused name,
-//     0.6 compatible or unknown, 0.4 a later part of a fused name)
+//     0.6 compatible or unknown, 0.4 a later part of a fused name, accepted
+//     only when the candidate's inputs are all explained: a relu folded
+//     after a residual add must not take the next block's add+relu)
 //     + 0.2 * shape agreement (1 equal, 0.9 equal up to a layout
 //     permutation, 0.5 unknown or same element count; 0 and a 0.3 penalty
 //     when the element counts differ).
+//   - Score = 0.9 * base + 0.1 * consumer agreement: the share of
+//     consumer-side signature rounds (detail/consumer_signatures.hpp: what
+//     consumes the value, at which input position, and what consumes those,
+//     three rounds, with and without op families, computed on each graph
+//     separately) on which r and the candidate agree. Siblings that look
+//     the same from their producers (Fire expand1x1/expand3x3, q/k/v) are
+//     told apart by the input position their values enter a concat or a
+//     matmul at, and by what follows.
 //     The best candidate scoring at least options.min_structure_confidence
-//     wins; ties go to the earliest target node in topological order (so
-//     parallel siblings keep their order).
+//     wins; between equal scores the one reached through fewer inserted
+//     passthrough nodes. Candidates still equal are indistinguishable by
+//     everything the matcher knows: it picks the one with the smallest name
+//     (never by the target's node order, which is arbitrary), and sets the
+//     group's ambiguous_with to the others (joined over later ties among the
+//     same nodes, so each of two symmetric branches names the other; at most
+//     64 per class). An ambiguous group's confidence is its score divided by
+//     the number of equals (a guess among k equals is right about once in k).
 //   - Fusion: r may instead join the target node `host` computing one of its
 //     producers p (p matched in this pass, r p's only consumer,
 //     options.can_fuse(op(r), op(host))). A fused name ("conv+bn+relu") must
-//     list r as its next uncovered part (agreement 1, and it wins ties); a
+//     list r as its next uncovered part (agreement 1, and it wins ties on
+//     the base score); a
 //     plain host takes what the fusion rule allows (agreement 0.6). An
 //     absorbed node also keeps its stand-ins in its flow, since a replaced
 //     op would explain the same picture.
@@ -57,10 +74,11 @@
 // decision still costs the few nodes around it (their counterparts are
 // taken), but no longer what follows.
 //
-// Requires numgap::graph for both types; uses op types and output shapes
+// Requires numgap::graph for both types; uses op types, output shapes and
+// node names (only to make a guess among equals independent of node order)
 // when the types provide them (op-less graphs match on topology and shapes
 // alone). Complexity O((N + E) · k) with k bounded by the candidate cap,
-// plus the cost of the predicates. Throws numgap::error on a cycle, a
+// plus O(N + E) per signature round, plus the cost of the predicates. Throws numgap::error on a cycle, a
 // dangling producer index or an invalid prior.
 #include <algorithm>
 #include <cstddef>
@@ -80,7 +98,10 @@
 #include <numgap/match/default_fusion_rule.hpp>
 #include <numgap/match/default_op_equivalence.hpp>
 #include <numgap/match/default_passthrough_op.hpp>
+#include <numgap/match/detail/consumer_signatures.hpp>
 #include <numgap/match/detail/match_context.hpp>
+#include <numgap/match/detail/structure_node_attributes.hpp>
+#include <numgap/match/detail/union_find.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
 #include <numgap/match/node_list.hpp>
@@ -89,43 +110,6 @@ namespace numgap {
 namespace detail {
 
 inline constexpr std::size_t no_node = static_cast<std::size_t>(-1);
-
-// 1 equal, 0.9 permuted, 0.5 unknown / same element count, 0 different count.
-inline double shape_agreement(const std::optional<shape_type>& a, const std::optional<shape_type>& b) {
-    if (!a || !b) return 0.5;
-    if (*a == *b) return 1.0;
-    auto sorted_a = *a, sorted_b = *b;
-    std::sort(sorted_a.begin(), sorted_a.end());
-    std::sort(sorted_b.begin(), sorted_b.end());
-    if (sorted_a == sorted_b) return 0.9;
-    auto count = [](const shape_type& shape) {
-        std::int64_t elements = 1;
-        for (auto dim : shape) elements *= dim;
-        return elements;
-    };
-    return count(*a) == count(*b) ? 0.5 : 0.0;
-}
-
-template <class G>
-struct node_attributes {
-    std::vector<std::string> op;
-    std::vector<std::string> family;
-    std::vector<std::vector<std::string>> parts; // families of a fused op's parts (empty otherwise)
-    std::vector<char> passthrough;
-    std::vector<std::optional<shape_type>> shape;
-
-    node_attributes(const G& g, std::size_t n, const std::function<bool(std::string_view)>& is_passthrough)
-        : op(n), family(n), parts(n), passthrough(n, 0), shape(n) {
-        for (std::size_t node = 0; node < n; ++node) {
-            op[node] = std::string(std::string_view(numgap::op_type(g, node)));
-            family[node] = canonical_op(op[node]);
-            auto families = op_families(op[node]);
-            if (families.size() > 1) parts[node].assign(families.begin() + 1, families.end());
-            passthrough[node] = !op[node].empty() && is_passthrough(op[node]);
-            shape[node] = numgap::output_shape(g, node, 0);
-        }
-    }
-};
 
 template <class R, class T>
 class structure_matcher {
@@ -141,8 +125,11 @@ public:
           reference_attributes_(reference_.graph, reference_.size(), passthrough_of(options)),
           target_attributes_(target_.graph, target_.size(), passthrough_of(options)),
           reference_consumers_(reference_.graph), target_consumers_(target_.graph),
+          reference_signatures_(signatures_of(reference_, reference_attributes_)),
+          target_signatures_(signatures_of(target_, target_attributes_)),
           image_(reference_.size(), no_node), absorbed_(reference_.size(), 0), score_(reference_.size(), 0.0), flow_(reference_.size()),
-          taken_(target_.matched), covered_(target_.size(), 0), stamp_(target_.size(), 0) {}
+          ambiguous_with_(reference_.size()), taken_(target_.matched), covered_(target_.size(), 0),
+          stamp_(target_.size(), 0), tie_classes_(target_.size()), tie_members_(target_.size()) {}
 
     void run() {
         if (reference_.size() == 0 || target_.size() == 0) return;
@@ -187,6 +174,42 @@ private:
     }
 
     const std::vector<match_group>& prior_groups() const { return context_.groups(); }
+
+    template <class G>
+    static consumer_signatures signatures_of(const match_side<G>& side, const structure_node_attributes<G>& attributes) {
+        const std::size_t n = side.size();
+        std::vector<std::uint64_t> family_hash(n);
+        std::vector<char> contracted(n);
+        for (std::size_t node = 0; node < n; ++node) {
+            family_hash[node] = hash_family(attributes.primary[node]);
+            std::size_t input_edges = 0;
+            for ([[maybe_unused]] auto raw : numgap::producers(side.graph, node)) ++input_edges;
+            contracted[node] = attributes.passthrough[node] || input_edges == 1;
+        }
+        return consumer_signatures(side.graph, side.order, family_hash, contracted, attributes.commutative);
+    }
+
+    // Share of the consumer-side signature rounds on which r and t agree.
+    double consumer_agreement(std::size_t r, std::size_t t) const {
+        return static_cast<double>(reference_signatures_.agreement(r, target_signatures_, t)) /
+               static_cast<double>(2 * consumer_signature_rounds);
+    }
+
+    // A pair's score: the producer/op/shape evidence, then where the values
+    // go. Consumer agreement weighs 0.1: enough to outweigh a layout
+    // permutation or a replaced producer, not a different shape.
+    double combined_score(double base, std::size_t r, std::size_t t) const {
+        return 0.9 * base + 0.1 * consumer_agreement(r, t);
+    }
+
+    // Among target nodes nothing tells apart, the pick must not depend on
+    // the target's node order (arbitrary): the smallest name, then (equal
+    // names) the smallest index.
+    bool picked_before(std::size_t a, std::size_t b) const {
+        const std::string_view name_a(numgap::node_name(target_.graph, a));
+        const std::string_view name_b(numgap::node_name(target_.graph, b));
+        return name_a != name_b ? name_a < name_b : a < b;
+    }
 
     // Deduplicated producers, computed on demand (a handful per node).
     std::vector<std::size_t> producers_of(std::size_t node) const {
@@ -313,9 +336,9 @@ private:
         };
         std::vector<step> frontier;
         stand_ins_.clear();
+        candidates_.clear();
         for (auto producer : producers)
             for (auto at : flow_[producer]) frontier.push_back({at, 0});
-        std::size_t best = no_node;
         double best_score = -1.0;
         std::size_t visited = 0;
         while (!frontier.empty() && visited < 256) {
@@ -335,17 +358,21 @@ private:
                 }
                 stamp_[consumer] = current_stamp_;
                 ++visited;
-                const double op = op_agreement(r, consumer);
+                double op = op_agreement(r, consumer);
                 if (op < 0.0 && !target_attributes_.passthrough[consumer] && !fits_a_consumer(r, consumer))
                     stand_ins_.push_back(consumer);
                 if (op >= 0.0) {
-                    const double score = 0.5 * producer_consistency(producers, consumer) + 0.3 * op +
-                                         shape_score(r, consumer);
-                    if (score > best_score + 1e-12 ||
-                        (best != no_node && score > best_score - 1e-12 &&
-                         target_.position[consumer] < target_.position[best])) {
-                        best = consumer;
-                        best_score = score;
+                    const double consistency = producer_consistency(producers, consumer);
+                    // A later part of a fused name ("add+relu" for a relu)
+                    // stands for r only when it explains all its inputs: a
+                    // relu folded after a residual add otherwise grabs the
+                    // next block's add+relu and shifts every later block.
+                    if (op >= 0.4 - 1e-12 && op <= 0.4 + 1e-12 && consistency < 1.0 - 1e-12) op = -1.0;
+                    if (op >= 0.0) {
+                        const double base = 0.5 * consistency + 0.3 * op + shape_score(r, consumer);
+                        const double score = combined_score(base, r, consumer);
+                        candidates_.push_back({consumer, score, base, current.depth});
+                        best_score = std::max(best_score, score);
                     }
                 }
                 if (current.depth >= max_depth_) continue;
@@ -355,6 +382,7 @@ private:
         // Fusion into the node computing a producer matched in this pass.
         std::size_t host = no_node;
         double host_score = -1.0;
+        double host_base = -1.0;
         for (auto producer : producers) {
             const std::size_t candidate = image_[producer];
             if (candidate == no_node || reference_.matched[producer]) continue;
@@ -363,30 +391,84 @@ private:
             if (op < 0.0) continue;
             // The host stands for its own output: it must account for r's
             // other inputs (a bias, a residual) like a regular candidate.
-            const double score = 0.5 * producer_consistency(producers, candidate, producer) + 0.3 * op +
-                                 shape_score(r, candidate);
+            const double base =
+                0.5 * producer_consistency(producers, candidate, producer) + 0.3 * op + shape_score(r, candidate);
+            const double score = combined_score(base, r, candidate);
             if (score > host_score) {
                 host = candidate;
                 host_score = score;
+                host_base = base;
             }
         }
-        // A fused name that lists r as its next part wins a tie: the chain is
-        // spelled out, while an equal regular candidate is only similar.
+        // A fused name that lists r as its next part wins a tie on the
+        // producer/op/shape evidence: the chain is spelled out, while an
+        // equal regular candidate is only similar. Consumer agreement does
+        // not count against it here: a replaced op downstream changes the
+        // host's consumers, while the next block's copy of r, reached through
+        // a stand-in, agrees with them (a repeated block looks alike).
         const bool explicit_part = host != no_node && absorption_agreement(r, host) == 1.0;
+        double best_base = -1.0;
+        for (const auto& entry : candidates_) best_base = std::max(best_base, entry.base);
         if (host != no_node && host_score >= min_confidence_ &&
-            (host_score > best_score || (explicit_part && host_score > best_score - 1e-12))) {
+            (host_score > best_score || (explicit_part && host_base > best_base - 1e-12))) {
             image_[r] = host;
             score_[r] = host_score;
             absorbed_[r] = 1;
             ++covered_[host];
             return;
         }
-        if (best != no_node && best_score >= min_confidence_) {
-            image_[r] = best;
-            score_[r] = best_score;
-            taken_[best] = 1;
-            ++covered_[best];
+        if (candidates_.empty() || best_score < min_confidence_) return;
+        commit_best_candidate(r, best_score);
+    }
+
+    // Takes the best of candidates_ for r. Candidates within a rounding
+    // error of the best are indistinguishable by everything the matcher
+    // knows: the pick is a guess (not by target order, see picked_before),
+    // the others become r's ambiguous_with and form a tie class.
+    void commit_best_candidate(std::size_t r, double best_score) {
+        // Equal scores: the nearest wins. An inserted transpose right after a
+        // real one is reached one passthrough later than the real one.
+        int nearest = max_depth_;
+        for (const auto& entry : candidates_)
+            if (entry.score >= best_score - 1e-9) nearest = std::min(nearest, entry.depth);
+        std::size_t best = no_node;
+        node_list equals;
+        for (const auto& entry : candidates_) {
+            if (entry.score < best_score - 1e-9 || entry.depth > nearest) continue;
+            equals.push_back(entry.node);
+            if (best == no_node || picked_before(entry.node, best)) best = entry.node;
         }
+        image_[r] = best;
+        score_[r] = best_score;
+        taken_[best] = 1;
+        ++covered_[best];
+        for (std::size_t i = 1; i < equals.size(); ++i) unite_tie_classes(equals[0], equals[i]);
+        const auto& members = tie_members_[tie_classes_.find(best)];
+        for (auto node : members)
+            if (node != best) ambiguous_with_[r].push_back(node);
+    }
+
+    // Tie classes grow by union (q, k, v tie three ways, then k and v two
+    // ways: all three stay one class), smaller into larger, and stop growing
+    // at max_tie_class members so that a node with a huge fan-out of equal
+    // consumers stays linear.
+    static constexpr std::size_t max_tie_class = 64;
+    void unite_tie_classes(std::size_t a, std::size_t b) {
+        a = tie_classes_.find(a);
+        b = tie_classes_.find(b);
+        if (a == b) return;
+        auto& members_a = tie_members_[a];
+        auto& members_b = tie_members_[b];
+        if (members_a.empty()) members_a.push_back(a);
+        if (members_b.empty()) members_b.push_back(b);
+        if (members_a.size() + members_b.size() > max_tie_class) return;
+        tie_classes_.unite(a, b);
+        const std::size_t root = tie_classes_.find(a);
+        auto& into = root == a ? members_a : members_b;
+        auto& from = root == a ? members_b : members_a;
+        into.insert(into.end(), from.begin(), from.end());
+        from.clear();
+        from.shrink_to_fit();
     }
 
     std::size_t distinct_consumers(std::size_t node) const {
@@ -420,22 +502,37 @@ private:
         }
     }
 
+    // One group per target node. A group is ambiguous when the pick of any
+    // of its reference nodes was (ambiguous_with: the union of the equals,
+    // less the group's own target), and its confidence is then divided by
+    // the number of equal candidates: a guess among k equals is right about
+    // once in k.
     void emit_groups() {
         std::unordered_map<std::size_t, std::size_t> group_of_target;
-        std::vector<std::pair<node_list, std::size_t>> groups; // (reference nodes, target)
-        std::vector<double> confidence;
+        struct pending_group {
+            node_list reference_nodes;
+            std::size_t target;
+            double confidence;
+            node_list ambiguous_with;
+        };
+        std::vector<pending_group> groups;
         for (auto r : reference_.order) {
             if (reference_.matched[r] || image_[r] == no_node) continue;
             auto [it, inserted] = group_of_target.try_emplace(image_[r], groups.size());
-            if (inserted) {
-                groups.push_back({{}, image_[r]});
-                confidence.push_back(1.0);
-            }
-            groups[it->second].first.push_back(r);
-            confidence[it->second] = std::min(confidence[it->second], std::min(1.0, score_[r]));
+            if (inserted) groups.push_back({{}, image_[r], 1.0, {}});
+            auto& group = groups[it->second];
+            group.reference_nodes.push_back(r);
+            group.confidence = std::min(group.confidence, std::min(1.0, score_[r]));
+            for (auto other : ambiguous_with_[r])
+                if (other != group.target && std::find(group.ambiguous_with.begin(), group.ambiguous_with.end(), other) ==
+                                                 group.ambiguous_with.end())
+                    group.ambiguous_with.push_back(other);
         }
-        for (std::size_t i = 0; i < groups.size(); ++i)
-            context_.add_group(std::move(groups[i].first), {groups[i].second}, "structure", confidence[i]);
+        for (auto& group : groups) {
+            const double equals = static_cast<double>(group.ambiguous_with.size() + 1);
+            context_.add_group(std::move(group.reference_nodes), {group.target}, "structure", group.confidence / equals,
+                               std::nullopt, std::move(group.ambiguous_with));
+        }
     }
 
     match_context<R, T>& context_;
@@ -445,18 +542,33 @@ private:
     std::function<bool(std::string_view, std::string_view)> can_fuse_;
     double min_confidence_;
     int max_depth_;
-    node_attributes<R> reference_attributes_;
-    node_attributes<T> target_attributes_;
+    structure_node_attributes<R> reference_attributes_;
+    structure_node_attributes<T> target_attributes_;
     consumer_lists reference_consumers_;
     consumer_lists target_consumers_;
+    consumer_signatures reference_signatures_;
+    consumer_signatures target_signatures_;
     std::vector<std::size_t> image_;
     std::vector<char> absorbed_;
     std::vector<double> score_;
     std::vector<std::vector<std::size_t>> flow_;
+    std::vector<node_list> ambiguous_with_; // per reference node: the equally good target nodes not picked
     std::vector<char> taken_;
     std::vector<std::uint32_t> covered_; // reference nodes mapped to each target node so far
     std::vector<std::uint32_t> stamp_;
     std::uint32_t current_stamp_ = 0;
+    // Target nodes that tied as candidates of one reference node share a
+    // class: whichever of them a later node takes is a guess among the same
+    // equals (two symmetric branches: both pairs are ambiguous).
+    union_find tie_classes_;
+    std::vector<std::vector<std::size_t>> tie_members_; // per class root with a tie: its members; else empty
+    struct candidate {
+        std::size_t node;
+        double score;
+        double base; // before consumer agreement
+        int depth; // unmatched passthrough target nodes walked through to reach it
+    };
+    std::vector<candidate> candidates_;
     std::vector<std::size_t> stand_ins_; // incompatible nodes met by the last search
     std::vector<std::size_t> displaced_; // compatible but taken nodes met by the last search
     mutable std::vector<std::pair<std::size_t, int>> reach_; // (node, replaced ops in between)
