@@ -34,38 +34,41 @@ struct op_alias {
 };
 
 // Sorted by alias (checked by a test) for binary search.
-inline constexpr std::array<op_alias, 101> op_alias_table{{
+inline constexpr std::array<op_alias, 128> op_alias_table{{
     {"adaptiveavgpool2d", "avgpool"}, {"add", "add"}, {"addmm", "matmul"}, {"addv2", "add"},
-    {"averagepool", "avgpool"}, {"averagepool2d", "avgpool"}, {"avgpool", "avgpool"},
-    {"avgpool2d", "avgpool"}, {"batchmatmul", "matmul"}, {"batchmatmulv2", "matmul"},
-    {"batchnorm", "batchnorm"}, {"batchnorm2d", "batchnorm"}, {"batchnormalization", "batchnorm"},
-    {"bmm", "matmul"}, {"bn", "batchnorm"}, {"cast", "cast"}, {"cat", "concat"},
-    {"clamp", "clip"}, {"clip", "clip"}, {"concat", "concat"}, {"concatenation", "concat"},
-    {"concatv2", "concat"}, {"contiguous", "identity"}, {"conv", "conv"}, {"conv1d", "conv"},
-    {"conv2d", "conv"}, {"conv3d", "conv"}, {"convinteger", "conv"}, {"convolution", "conv"},
-    {"convrelu", "conv"}, {"copy", "identity"}, {"dense", "matmul"},
+    {"alias", "identity"}, {"aliascopy", "identity"}, {"averagepool", "avgpool"},
+    {"averagepool2d", "avgpool"}, {"avgpool", "avgpool"}, {"avgpool2d", "avgpool"}, {"batchmatmul", "matmul"},
+    {"batchmatmulv2", "matmul"}, {"batchnorm", "batchnorm"}, {"batchnorm2d", "batchnorm"},
+    {"batchnormalization", "batchnorm"}, {"bmm", "matmul"}, {"bn", "batchnorm"}, {"cast", "cast"},
+    {"cat", "concat"}, {"clamp", "clip"}, {"clip", "clip"}, {"clone", "identity"}, {"concat", "concat"},
+    {"concatenation", "concat"}, {"concatv2", "concat"}, {"contiguous", "identity"}, {"conv", "conv"},
+    {"conv1d", "conv"}, {"conv2d", "conv"}, {"conv3d", "conv"}, {"convinteger", "conv"},
+    {"convolution", "conv"}, {"convrelu", "conv"}, {"copy", "identity"}, {"dense", "matmul"},
     {"depthwiseconv", "conv"}, {"depthwiseconv2d", "conv"}, {"depthwiseconv2dnative", "conv"},
-    {"dequantize", "dequantize"}, {"dequantizelinear", "dequantize"}, {"div", "div"},
-    {"divide", "div"}, {"dropout", "identity"}, {"elementwiseadd", "add"},
-    {"elementwisemul", "mul"}, {"embedding", "embedding"}, {"embeddinglookup", "embedding"}, {"expanddims", "reshape"},
-    {"fastgelu", "gelu"}, {"flatten", "reshape"}, {"fullyconnected", "matmul"},
-    {"fusedbatchnorm", "batchnorm"}, {"fusedbatchnormv3", "batchnorm"}, {"gelu", "gelu"},
-    {"gemm", "matmul"}, {"globalaveragepool", "avgpool"}, {"hardsigmoid", "hardsigmoid"},
-    {"hardswish", "hardswish"}, {"hardtanh", "clip"}, {"identity", "identity"},
-    {"innerproduct", "matmul"}, {"layernorm", "layernorm"}, {"layernormalization", "layernorm"},
-    {"leakyrelu", "leakyrelu"}, {"linear", "matmul"}, {"logsoftmax", "logsoftmax"},
-    {"matmul", "matmul"}, {"matmulinteger", "matmul"}, {"maxpool", "maxpool"},
-    {"maxpool2d", "maxpool"}, {"maxpool2dwithindices", "maxpool"}, {"mean", "mean"},
-    {"mm", "matmul"}, {"mul", "mul"}, {"multiply", "mul"}, {"nativebatchnorm", "batchnorm"},
-    {"nativelayernorm", "layernorm"}, {"permute", "transpose"}, {"pow", "pow"},
-    {"quantize", "quantize"}, {"quantizelinear", "quantize"},
-    {"quantizepertensor", "quantize"}, {"reducemean", "mean"}, {"relu", "relu"},
-    {"relu6", "clip"}, {"requantize", "quantize"}, {"reshape", "reshape"},
-    {"rmsnorm", "rmsnorm"}, {"rsqrt", "rsqrt"}, {"sigmoid", "sigmoid"}, {"silu", "silu"},
-    {"softmax", "softmax"}, {"sqrt", "sqrt"}, {"squeeze", "reshape"}, {"sub", "sub"},
-    {"subtract", "sub"}, {"sum", "sum"}, {"swish", "silu"}, {"tanh", "tanh"}, {"to", "cast"},
-    {"todtype", "cast"}, {"transpose", "transpose"}, {"unsqueeze", "reshape"},
-    {"view", "reshape"},
+    {"dequantize", "dequantize"}, {"dequantizelinear", "dequantize"}, {"dequantizeperchannel", "dequantize"},
+    {"dequantizepertensor", "dequantize"}, {"detach", "identity"}, {"detachcopy", "identity"}, {"div", "div"},
+    {"divide", "div"}, {"dropout", "identity"}, {"elementwiseadd", "add"}, {"elementwisemul", "mul"},
+    {"embedding", "embedding"}, {"embeddinglookup", "embedding"}, {"expand", "reshape"},
+    {"expandas", "reshape"}, {"expandcopy", "reshape"}, {"expanddims", "reshape"}, {"fastgelu", "gelu"},
+    {"flatten", "reshape"}, {"fullyconnected", "matmul"},
+    {"fusedbatchnorm", "batchnorm"}, {"fusedbatchnormv3", "batchnorm"}, {"gelu", "gelu"}, {"gemm", "matmul"},
+    {"globalaveragepool", "avgpool"}, {"hardsigmoid", "hardsigmoid"}, {"hardswish", "hardswish"},
+    {"hardtanh", "clip"}, {"identity", "identity"}, {"innerproduct", "matmul"}, {"layernorm", "layernorm"},
+    {"layernormalization", "layernorm"}, {"leakyrelu", "leakyrelu"}, {"liftfresh", "identity"},
+    {"liftfreshcopy", "identity"}, {"linear", "matmul"}, {"logsoftmax", "logsoftmax"}, {"matmul", "matmul"},
+    {"matmulinteger", "matmul"}, {"maxpool", "maxpool"}, {"maxpool2d", "maxpool"},
+    {"maxpool2dwithindices", "maxpool"}, {"mean", "mean"}, {"mm", "matmul"}, {"mul", "mul"},
+    {"multiply", "mul"}, {"nativebatchnorm", "batchnorm"}, {"nativelayernorm", "layernorm"},
+    {"numpyt", "transpose"}, {"permute", "transpose"}, {"permutecopy", "transpose"}, {"pow", "pow"},
+    {"quantize", "quantize"}, {"quantizelinear", "quantize"}, {"quantizeperchannel", "quantize"},
+    {"quantizepertensor", "quantize"}, {"reducemean", "mean"}, {"relu", "relu"}, {"relu6", "clip"},
+    {"requantize", "quantize"}, {"reshape", "reshape"}, {"reshapealias", "reshape"}, {"rmsnorm", "rmsnorm"},
+    {"rsqrt", "rsqrt"}, {"sigmoid", "sigmoid"}, {"silu", "silu"}, {"softmax", "softmax"}, {"sqrt", "sqrt"},
+    {"squeeze", "reshape"}, {"squeezecopy", "reshape"}, {"sub", "sub"}, {"subtract", "sub"}, {"sum", "sum"},
+    {"swish", "silu"}, {"t", "transpose"}, {"tanh", "tanh"}, {"tcopy", "transpose"}, {"to", "cast"},
+    {"tocopy", "cast"}, {"todtype", "cast"}, {"transpose", "transpose"}, {"transposecopy", "transpose"},
+    {"typeas", "cast"}, {"unflatten", "reshape"}, {"unsafeview", "reshape"}, {"unsqueeze", "reshape"},
+    {"unsqueezecopy", "reshape"}, {"view", "reshape"}, {"viewas", "reshape"}, {"viewcopy", "reshape"}
 }};
 
 inline std::string_view family_of_cleaned(std::string_view cleaned) {
@@ -82,8 +85,9 @@ inline bool is_known_op(std::string_view cleaned) {
 }
 
 inline bool is_overload_suffix(std::string_view part) {
-    static constexpr std::array<std::string_view, 8> suffixes{
-        "default", "tensor", "scalar", "int", "self", "out", "dim", "input"};
+    static constexpr std::array<std::string_view, 13> suffixes{
+        "default", "tensor", "scalar", "int", "self", "out", "dim", "dims", "input", "using_ints", "dtype",
+        "dtype_layout", "device"};
     return std::find(suffixes.begin(), suffixes.end(), part) != suffixes.end();
 }
 
