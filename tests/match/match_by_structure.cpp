@@ -313,6 +313,8 @@ TEST_CASE("match_by_structure_empty_graphs_and_custom_predicates") {
 namespace {
 struct quality {
     std::size_t with_counterpart = 0, recovered = 0, reported = 0, correct = 0;
+    double recall() const { return static_cast<double>(recovered) / static_cast<double>(with_counterpart); }
+    double precision() const { return static_cast<double>(correct) / static_cast<double>(reported); }
 };
 
 quality measure(const numgap_test::synthetic_pair& pair, const numgap::match_result& result) {
@@ -360,8 +362,8 @@ TEST_CASE("match_by_structure_recovers_random_graphs") {
             auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
             const auto result = numgap::match_by_structure(pair.reference, pair.target);
             const auto q = measure(pair, result);
-            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
-            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            const double recall = q.recall();
+            const double precision = q.precision();
             CAPTURE(recall);
             CAPTURE(precision);
             CHECK(q.with_counterpart > 1000);
@@ -393,8 +395,8 @@ TEST_CASE("match_by_structure_pairs_symmetric_siblings_in_shuffled_targets") {
             options.insert_rate = seed % 2 == 1 ? 0.3 : 0.15;
             auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 300, rng), options, rng);
             const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
-            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
-            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            const double recall = q.recall();
+            const double precision = q.precision();
             CAPTURE(recall);
             CAPTURE(precision);
             CHECK(q.with_counterpart > 150);
@@ -430,8 +432,8 @@ TEST_CASE("match_by_structure_survives_folded_and_replaced_ops") {
             options.replace_rate = 0.01;
             auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
             const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
-            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
-            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            const double recall = q.recall();
+            const double precision = q.precision();
             MESSAGE("recall " << recall << ", precision " << precision);
             CHECK(recall >= 0.95);
             CHECK(precision >= 0.99);
@@ -467,8 +469,8 @@ TEST_CASE("match_by_structure_does_not_cascade_on_the_sweep_seeds_that_used_to")
         options.replace_rate = 0.01;
         auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
         const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
-        const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
-        const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+        const double recall = q.recall();
+        const double precision = q.precision();
         CAPTURE(recall);
         CAPTURE(precision);
         CHECK(recall >= 0.95);

@@ -350,8 +350,10 @@ private:
             double credit = 0.0;
             // A replaced op between a matched producer's image and t would
             // be a reference node that is not there: skips only serve
-            // producers left unmatched (their value may live one op later).
-            const bool may_skip = image_[producer] == no_node;
+            // producers left unmatched (their value may live one op later)
+            // and passthrough ones (paired with an inserted no-op, while the
+            // real one was replaced).
+            const bool may_skip = image_[producer] == no_node || reference_attributes_.passthrough[producer];
             for (const auto& at : flow_[producer])
                 for (const auto& entry : reach_)
                     if (entry.node == at.node && (entry.skips == 0 || may_skip)) {
@@ -437,6 +439,9 @@ private:
                     frontier.push_back({consumer, current.depth + 1, current.credit});
             }
         }
+        drop_candidates_a_sibling_explains_better(r, producers);
+        best_score = -1.0;
+        for (const auto& entry : candidates_) best_score = std::max(best_score, entry.score);
         // Fusion into the node computing a producer matched in this pass.
         std::size_t host = no_node;
         double host_score = -1.0;
@@ -480,6 +485,33 @@ private:
         }
         if (candidates_.empty() || best_score < min_confidence_) return;
         commit_best_candidate(r, best_score);
+    }
+
+    // A candidate whose consumers agree better with a sibling of r still to
+    // be decided (a later consumer of one of r's producers, op-compatible
+    // with it) is that sibling's counterpart, not r's: Inception's
+    // 3x3-reduce convolution, folded away by the backend, must not take
+    // the 5x5-reduce one, which feeds the concat where its own sibling's
+    // branch does. Siblings compete on evidence, not on who comes first.
+    // At most 32 siblings are consulted (a node with a huge fan-out).
+    void drop_candidates_a_sibling_explains_better(std::size_t r, const std::vector<std::size_t>& producers) {
+        if (candidates_.empty()) return;
+        siblings_.clear();
+        for (auto producer : producers)
+            for (auto sibling : reference_consumers_.consumers(producer)) {
+                if (siblings_.size() >= 32) break;
+                if (reference_.position[sibling] <= reference_.position[r] || reference_.matched[sibling]) continue;
+                if (std::find(siblings_.begin(), siblings_.end(), sibling) == siblings_.end()) siblings_.push_back(sibling);
+            }
+        if (siblings_.empty()) return;
+        std::erase_if(candidates_, [&](const candidate& entry) {
+            const std::size_t own = reference_signatures_.agreement(r, target_signatures_, entry.node);
+            for (auto sibling : siblings_)
+                if (reference_signatures_.agreement(sibling, target_signatures_, entry.node) > own &&
+                    op_agreement(sibling, entry.node) >= 0.0)
+                    return true;
+            return false;
+        });
     }
 
     // Takes the best of candidates_ for r. Candidates within a rounding
@@ -630,6 +662,7 @@ private:
         int depth; // unmatched passthrough target nodes walked through to reach it
     };
     std::vector<candidate> candidates_;
+    std::vector<std::size_t> siblings_;
     // Met by the last search, with the credit of the flow entry it was
     // reached from (a guess found from a guess is no stronger than it):
     std::vector<flow_entry> stand_ins_; // incompatible nodes
