@@ -75,21 +75,29 @@
 //     op would explain the same picture.
 //   - Nodes still unmatched are reported unmatched; the walk never stops at
 //     the first mismatch.
-// What it does not find: a reference op decomposed into several
-// non-passthrough target ops (layer_norm -> mean/sub/...): debug handles
-// express that; structure leaves such a node unmatched and finds what
-// follows behind its stand-ins. Being a greedy pass, one wrong early
-// decision still costs the few nodes around it (their counterparts are
-// taken); the rules above keep it from shifting what follows (on the
-// folded/unrecognised-op sweep, 160 graphs: no cascade left, 3 below 95%
-// recall or 99% precision, the worst at 92.7% / 93.1%).
+//   - Decomposition: a non-passthrough r that finds no candidate is paired
+//     with a region of unmatched, recognised target ops that its producers'
+//     images feed and that has a single exit (layer_norm -> mean, sub, pow,
+//     ...; softmax -> amax, sub, exp, sum, div, a small DAG) as one
+//     decomposed group whose output is the exit (see match_decomposition).
+// Limits: a decomposed op whose pieces include an op canonical_op does not
+// know, or that is followed by ops of the pieces' families, stays unmatched
+// and what follows is found behind its stand-ins. Being a greedy pass, one
+// wrong early decision still costs the few nodes around it (their
+// counterparts are taken); the rules above keep it from shifting what
+// follows (on the folded/unrecognised-op sweep, 160 graphs: no cascade
+// left, 2 below 95% recall or 99% precision, the worst at 92.8% / 92.9%).
+// Ambiguity is not propagated: the consumers of an ambiguous pair are
+// paired with the consumers of its pick, unflagged.
 //
 // Requires numgap::graph for both types; uses op types, output shapes and
 // node names (only to make a guess among equals independent of node order)
 // when the types provide them (op-less graphs match on topology and shapes
-// alone). Complexity O((N + E) · k) with k bounded by the candidate cap,
-// plus O(N + E) per signature round, plus the cost of the predicates. Throws numgap::error on a cycle, a
-// dangling producer index or an invalid prior.
+// alone). Complexity O((N + E) · k) with k bounded by the candidate caps
+// (256 visited per search, 32 siblings, 32 nodes per decomposition search),
+// plus O(N + E) per signature round, plus the cost of the predicates.
+// Throws numgap::error on a cycle, a dangling producer index or an invalid
+// prior.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -138,7 +146,7 @@ public:
           reference_signatures_(signatures_of(reference_, reference_attributes_)),
           target_signatures_(signatures_of(target_, target_attributes_)),
           image_(reference_.size(), no_node), absorbed_(reference_.size(), 0), score_(reference_.size(), 0.0), flow_(reference_.size()),
-          ambiguous_with_(reference_.size()), taken_(target_.matched), covered_(target_.size(), 0),
+          ambiguous_with_(reference_.size()), decomposed_node_(reference_.size(), 0), taken_(target_.matched), covered_(target_.size(), 0),
           stamp_(target_.size(), 0), tie_classes_(target_.size()), tie_members_(target_.size()) {}
 
     void run() {
@@ -154,7 +162,10 @@ public:
             }
             stand_ins_.clear();
             displaced_.clear();
-            if (image_[node] == no_node && !producers_of(node).empty()) match_one(node);
+            if (image_[node] == no_node && !producers_of(node).empty()) {
+                match_one(node);
+                if (image_[node] == no_node && !reference_attributes_.passthrough[node]) match_decomposition(node);
+            }
             if (image_[node] != no_node) {
                 flow_[node] = {{image_[node], 1.0}};
                 // Absorbed into a producer's node: folding is a guess that a
@@ -497,12 +508,15 @@ private:
     void drop_candidates_a_sibling_explains_better(std::size_t r, const std::vector<std::size_t>& producers) {
         if (candidates_.empty()) return;
         siblings_.clear();
-        for (auto producer : producers)
-            for (auto sibling : reference_consumers_.consumers(producer)) {
+        for (auto producer : producers) {
+            const auto consumers = reference_consumers_.consumers(producer);
+            // Examine a bounded share of a huge fan-out (linear overall).
+            for (auto sibling : consumers.first(std::min<std::size_t>(consumers.size(), 256))) {
                 if (siblings_.size() >= 32) break;
                 if (reference_.position[sibling] <= reference_.position[r] || reference_.matched[sibling]) continue;
                 if (std::find(siblings_.begin(), siblings_.end(), sibling) == siblings_.end()) siblings_.push_back(sibling);
             }
+        }
         if (siblings_.empty()) return;
         std::erase_if(candidates_, [&](const candidate& entry) {
             const std::size_t own = reference_signatures_.agreement(r, target_signatures_, entry.node);
@@ -595,6 +609,128 @@ private:
         }
     }
 
+    // Decompositions: a reference op the backend lowered into several ops
+    // (layer_norm -> mean, sub, pow, mean, add, rsqrt, mul, mul, add; gelu ->
+    // mul, erf, add, mul; softmax -> amax, sub, exp, sum, div) finds no
+    // candidate. Its counterpart is then a region of unmatched target nodes
+    // fed by r's producers' images (every one of them), with one exit X: the
+    // value of every other node of the region stays inside it. Among the
+    // unmatched non-passthrough nodes reachable from the images (at most 32
+    // visited), each is tried as X; the largest valid region wins. Valid:
+    // at most max_decomposition_nodes nodes, at least two non-passthrough
+    // ops, all of them ops canonical_op knows (an unknown op is what a
+    // backend's replacement of r looks like, not a piece of a lowering),
+    // none of them op-compatible with r (it would have been a
+    // candidate) or with r's consumers and theirs (those ops are what
+    // follows r, not pieces of it: a replaced op followed by its consumer's
+    // counterpart is no decomposition), and X's shape not contradicting r's.
+    // r is then paired with the region as one decomposed group whose output
+    // is X, and its consumers search from X. Score: like a pair with X, op
+    // agreement 0.6 (the ops are unknown to each other).
+    static constexpr std::size_t max_decomposition_nodes = 16;
+
+    void match_decomposition(std::size_t r) {
+        const std::vector<std::size_t> producers = producers_of(r);
+        // What follows r, two levels down (at most 16 ops).
+        std::vector<std::size_t> downstream;
+        for (auto consumer : reference_consumers_.consumers(r)) {
+            if (downstream.size() >= 16) break;
+            downstream.push_back(consumer);
+            for (auto next : reference_consumers_.consumers(consumer)) {
+                if (downstream.size() >= 16) break;
+                downstream.push_back(next);
+            }
+        }
+        // Unmatched nodes reachable from the images, breadth first.
+        std::vector<std::size_t> reachable;
+        auto reach = [&](std::size_t from) {
+            for (auto consumer : target_consumers_.consumers(from)) {
+                if (reachable.size() >= 32) return;
+                if (!taken_[consumer] && std::find(reachable.begin(), reachable.end(), consumer) == reachable.end())
+                    reachable.push_back(consumer);
+            }
+        };
+        for (auto producer : producers)
+            for (const auto& at : flow_[producer])
+                if (at.credit >= 1.0) reach(at.node);
+        for (std::size_t i = 0; i < reachable.size() && reachable.size() < 32; ++i) reach(reachable[i]);
+        node_list best_region;
+        std::size_t best_exit = no_node;
+        for (auto exit : reachable) {
+            if (target_attributes_.passthrough[exit]) continue;
+            const auto& shape = reference_attributes_.shape[r];
+            if (shape && target_attributes_.shape[exit] && shape_agreement(shape, target_attributes_.shape[exit]) == 0.0)
+                continue;
+            node_list region;
+            if (!collect_region(producers, exit, region)) continue;
+            const bool piece_of_r = std::none_of(region.begin(), region.end(), [&](std::size_t node) {
+                if (target_attributes_.passthrough[node]) return false;
+                if (!target_attributes_.recognised[node] || op_agreement(r, node) >= 0.0) return true;
+                return std::any_of(downstream.begin(), downstream.end(), [&](std::size_t follower) {
+                    return equivalent_(reference_attributes_.op[follower], target_attributes_.op[node]);
+                });
+            });
+            if (piece_of_r && region.size() > best_region.size()) {
+                best_region = std::move(region);
+                best_exit = exit;
+            }
+        }
+        if (best_exit == no_node) return;
+        const double score = combined_score(0.5 + 0.3 * 0.6 + shape_score(r, best_exit), r, best_exit);
+        if (score < min_confidence_) return;
+        for (auto node : best_region) taken_[node] = 1;
+        image_[r] = best_exit;
+        score_[r] = score;
+        decomposed_node_[r] = 1;
+        decomposed_.push_back({r, std::move(best_region), score});
+    }
+
+    // The region behind `exit`: unmatched target nodes reached backwards
+    // until r's producers' images (credit-1 flow entries) or graph inputs.
+    // Fails on a matched node that is no such image, on a node whose value
+    // leaves the region other than through the exit, on more than
+    // max_decomposition_nodes nodes, with fewer than two real ops, or when
+    // one of r's producers' images does not feed it.
+    bool collect_region(const std::vector<std::size_t>& producers, std::size_t exit, node_list& region) const {
+        auto is_entry = [&](std::size_t node, std::size_t& producer_index) {
+            for (std::size_t i = 0; i < producers.size(); ++i)
+                for (const auto& at : flow_[producers[i]])
+                    if (at.node == node && at.credit >= 1.0) {
+                        producer_index = i;
+                        return true;
+                    }
+            return false;
+        };
+        std::vector<char> feeds(producers.size(), 0);
+        std::vector<std::size_t> stack{exit};
+        std::size_t real_ops = 0;
+        for (std::size_t steps = 0; !stack.empty(); ++steps) {
+            if (steps > 16 * max_decomposition_nodes) return false; // a huge fan-in is no lowering of one op
+            const std::size_t node = stack.back();
+            stack.pop_back();
+            if (std::find(region.begin(), region.end(), node) != region.end()) continue;
+            std::size_t producer_index = 0;
+            if (node != exit && is_entry(node, producer_index)) {
+                feeds[producer_index] = 1;
+                continue;
+            }
+            if (taken_[node]) return false;
+            if (std::ranges::empty(numgap::producers(target_.graph, node))) continue; // a weight or constant
+            region.push_back(node);
+            if (region.size() > max_decomposition_nodes) return false;
+            if (!target_attributes_.passthrough[node]) ++real_ops;
+            for (auto raw : numgap::producers(target_.graph, node)) stack.push_back(static_cast<std::size_t>(raw));
+        }
+        if (real_ops < 2) return false;
+        for (auto node : region) {
+            if (node == exit) continue;
+            if (target_consumers_.consumers(node).size() > max_decomposition_nodes) return false;
+            for (auto consumer : target_consumers_.consumers(node))
+                if (std::find(region.begin(), region.end(), consumer) == region.end()) return false;
+        }
+        return std::find(feeds.begin(), feeds.end(), 0) == feeds.end();
+    }
+
     // One group per target node. A group is ambiguous when the pick of any
     // of its reference nodes was (ambiguous_with: the union of the equals,
     // less the group's own target), and its confidence is then divided by
@@ -610,7 +746,7 @@ private:
         };
         std::vector<pending_group> groups;
         for (auto r : reference_.order) {
-            if (reference_.matched[r] || image_[r] == no_node) continue;
+            if (reference_.matched[r] || image_[r] == no_node || decomposed_node_[r]) continue;
             auto [it, inserted] = group_of_target.try_emplace(image_[r], groups.size());
             if (inserted) groups.push_back({{}, image_[r], 1.0, {}});
             auto& group = groups[it->second];
@@ -621,6 +757,9 @@ private:
                                                  group.ambiguous_with.end())
                     group.ambiguous_with.push_back(other);
         }
+        for (auto& decomposition : decomposed_)
+            context_.add_group({decomposition.reference}, std::move(decomposition.targets), "structure",
+                               std::min(1.0, decomposition.score));
         for (auto& group : groups) {
             const double equals = static_cast<double>(group.ambiguous_with.size() + 1);
             context_.add_group(std::move(group.reference_nodes), {group.target}, "structure", group.confidence / equals,
@@ -646,6 +785,13 @@ private:
     std::vector<double> score_;
     std::vector<std::vector<flow_entry>> flow_;
     std::vector<node_list> ambiguous_with_; // per reference node: the equally good target nodes not picked
+    struct decomposition {
+        std::size_t reference;
+        node_list targets;
+        double score;
+    };
+    std::vector<decomposition> decomposed_;
+    std::vector<char> decomposed_node_;
     std::vector<char> taken_;
     std::vector<std::uint32_t> covered_; // reference nodes mapped to each target node so far
     std::vector<std::uint32_t> stamp_;

@@ -4,7 +4,8 @@
 // the families of a fused name's parts, the "primary" family (the first part
 // of a fused name, else the family: what a fusion keeps visible), whether the
 // op is a passthrough or commutative (operand order is no evidence: backends
-// reorder the inputs of add/mul/max/min), and output 0's shape.
+// reorder the inputs of add/mul/max/min), whether its family is one
+// canonical_op knows, and output 0's shape.
 // shape_agreement(a, b): 1 equal, 0.9 equal up to a permutation, 0.5 unknown
 // or same element count, 0 different element counts.
 // O(N · length of op) to build; never throws except std::bad_alloc.
@@ -51,10 +52,11 @@ struct structure_node_attributes {
     std::vector<std::string> primary;            // parts.front() for a fused op, else family
     std::vector<char> passthrough;
     std::vector<char> commutative;
+    std::vector<char> recognised; // the primary family is in canonical_op's table
     std::vector<std::optional<shape_type>> shape;
 
     structure_node_attributes(const G& g, std::size_t n, const std::function<bool(std::string_view)>& is_passthrough)
-        : op(n), family(n), parts(n), primary(n), passthrough(n, 0), commutative(n, 0), shape(n) {
+        : op(n), family(n), parts(n), primary(n), passthrough(n, 0), commutative(n, 0), recognised(n, 0), shape(n) {
         for (std::size_t node = 0; node < n; ++node) {
             op[node] = std::string(std::string_view(numgap::op_type(g, node)));
             family[node] = canonical_op(op[node]);
@@ -63,6 +65,7 @@ struct structure_node_attributes {
             primary[node] = parts[node].empty() ? family[node] : parts[node].front();
             passthrough[node] = !op[node].empty() && is_passthrough(op[node]);
             commutative[node] = is_commutative_family(primary[node]);
+            recognised[node] = detail::is_known_family(primary[node]);
             shape[node] = numgap::output_shape(g, node, 0);
         }
     }
