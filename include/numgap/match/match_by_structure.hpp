@@ -7,9 +7,9 @@
 // Algorithm (one pass over the reference in topological order, so every node
 // sees its producers decided; near-linear):
 //   - Anchors: nodes matched by `prior` map to their group's target output
-//     node. Reference graph inputs (no producers) are aligned with the
-//     target's unmatched inputs in topological order (a monotone greedy walk
-//     that skips incompatible ones).
+//     node. Reference graph inputs (no producers) are paired with the
+//     target's unmatched inputs by op, shape and consumer agreement (see
+//     align_inputs).
 //   - Every reference node r has a "flow": the target nodes where its value
 //     lives. A matched node flows at its image. An unmatched one (deleted by
 //     the backend, or replaced by an op nothing recognises) flows where its
@@ -586,26 +586,36 @@ private:
         return count;
     }
 
-    // Graph inputs: a monotone greedy walk over both input lists.
+    // Graph inputs (no producers) are paired like any node, their producer
+    // consistency taken as full: by op, shape and where their values go
+    // (token ids and an attention mask of one shape are told apart by what
+    // consumes them), the same ties rule, never by the target's order. At
+    // most 256 unmatched target inputs are scored per reference input.
     void align_inputs() {
         std::vector<std::size_t> target_inputs;
         for (auto node : target_.order)
             if (!taken_[node] && std::ranges::empty(numgap::producers(target_.graph, node))) target_inputs.push_back(node);
-        std::size_t next = 0;
         for (auto r : reference_.order) {
             if (reference_.matched[r] || !std::ranges::empty(numgap::producers(reference_.graph, r))) continue;
-            for (std::size_t i = next; i < target_inputs.size() && i < next + 64; ++i) {
+            candidates_.clear();
+            double best_score = -1.0;
+            for (std::size_t i = 0; i < target_inputs.size() && i < 256; ++i) {
                 const auto t = target_inputs[i];
                 const double op = op_agreement(r, t);
                 if (op < 0.0) continue;
-                const double score = 0.5 + 0.3 * op + shape_score(r, t);
-                if (score < min_confidence_) continue;
-                image_[r] = t;
-                score_[r] = score;
-                taken_[t] = 1;
-                next = i + 1;
-                break;
+                const double base = 0.5 + 0.3 * op + shape_score(r, t);
+                const double score = combined_score(base, r, t);
+                candidates_.push_back({t, score, base, 0});
+                best_score = std::max(best_score, score);
             }
+            if (candidates_.empty() || best_score < min_confidence_) continue;
+            commit_best_candidate(r, best_score);
+            // The taken input leaves the list (swap with the last: which
+            // inputs fall in the 256 scored only matters past 256 inputs).
+            const auto scored = target_inputs.begin() + static_cast<std::ptrdiff_t>(std::min<std::size_t>(target_inputs.size(), 256));
+            auto taken = std::find(target_inputs.begin(), scored, image_[r]);
+            *taken = target_inputs.back();
+            target_inputs.pop_back();
         }
     }
 
