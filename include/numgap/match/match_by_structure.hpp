@@ -518,7 +518,7 @@ private:
             }
         }
         if (siblings_.empty()) return;
-        std::erase_if(candidates_, [&](const candidate& entry) {
+        std::erase_if(candidates_, [&](const candidate_score& entry) {
             const std::size_t own = reference_signatures_.agreement(r, target_signatures_, entry.node);
             for (auto sibling : siblings_)
                 if (reference_signatures_.agreement(sibling, target_signatures_, entry.node) > own &&
@@ -795,12 +795,12 @@ private:
     std::vector<double> score_;
     std::vector<std::vector<flow_entry>> flow_;
     std::vector<node_list> ambiguous_with_; // per reference node: the equally good target nodes not picked
-    struct decomposition {
+    struct decomposed_group {
         std::size_t reference;
         node_list targets;
         double score;
     };
-    std::vector<decomposition> decomposed_;
+    std::vector<decomposed_group> decomposed_;
     std::vector<char> decomposed_node_;
     std::vector<char> taken_;
     std::vector<std::uint32_t> covered_; // reference nodes mapped to each target node so far
@@ -811,13 +811,13 @@ private:
     // equals (two symmetric branches: both pairs are ambiguous).
     union_find tie_classes_;
     std::vector<std::vector<std::size_t>> tie_members_; // per class root with a tie: its members; else empty
-    struct candidate {
+    struct candidate_score {
         std::size_t node;
         double score;
         double base; // before consumer agreement
         int depth; // unmatched passthrough target nodes walked through to reach it
     };
-    std::vector<candidate> candidates_;
+    std::vector<candidate_score> candidates_;
     std::vector<std::size_t> siblings_;
     // Met by the last search, with the credit of the flow entry it was
     // reached from (a guess found from a guess is no stronger than it):
