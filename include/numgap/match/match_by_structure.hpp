@@ -56,8 +56,9 @@
 //     told apart by the input position their values enter a concat or a
 //     matmul at, and by what follows.
 //     The best candidate scoring at least options.min_structure_confidence
-//     wins; between equal scores the one reached through fewer inserted
-//     passthrough nodes. Candidates still equal are indistinguishable by
+//     wins (for a passthrough r, between equal scores, the one reached
+//     through fewer inserted passthrough nodes). Candidates still equal are
+//     indistinguishable by
 //     everything the matcher knows: it picks the one with the smallest name
 //     (never by the target's node order, which is arbitrary), and sets the
 //     group's ambiguous_with to the others (joined over later ties among the
@@ -86,7 +87,7 @@
 // wrong early decision still costs the few nodes around it (their
 // counterparts are taken); the rules above keep it from shifting what
 // follows (on the folded/unrecognised-op sweep, 160 graphs: no cascade
-// left, 2 below 95% recall or 99% precision, the worst at 92.8% / 92.9%).
+// left, 1 below 95% recall or 99% precision, at 98.3% / 98.6%).
 // Ambiguity is not propagated: the consumers of an ambiguous pair are
 // paired with the consumers of its pick, unflagged.
 //
@@ -533,11 +534,14 @@ private:
     // knows: the pick is a guess (not by target order, see picked_before),
     // the others become r's ambiguous_with and form a tie class.
     void commit_best_candidate(std::size_t r, double best_score) {
-        // Equal scores: the nearest wins. An inserted transpose right after a
-        // real one is reached one passthrough later than the real one.
+        // Equal scores for a passthrough r: the nearest wins (an inserted
+        // transpose right after the real one is reached one passthrough
+        // later). For a real op, distance is no evidence: an inserted cast
+        // may sit before its counterpart and not before a lookalike.
         int nearest = max_depth_;
-        for (const auto& entry : candidates_)
-            if (entry.score >= best_score - 1e-9) nearest = std::min(nearest, entry.depth);
+        if (reference_attributes_.passthrough[r])
+            for (const auto& entry : candidates_)
+                if (entry.score >= best_score - 1e-9) nearest = std::min(nearest, entry.depth);
         std::size_t best = no_node;
         node_list equals;
         for (const auto& entry : candidates_) {
