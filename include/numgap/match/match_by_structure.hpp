@@ -58,12 +58,11 @@
 //     The best candidate scoring at least options.min_structure_confidence
 //     wins (for a passthrough r, between equal scores, the one reached
 //     through fewer inserted passthrough nodes). Candidates still equal are
-//     indistinguishable by
-//     everything the matcher knows: it picks the one with the smallest name
-//     (never by the target's node order, which is arbitrary), and sets the
-//     group's ambiguous_with to the others (joined over later ties among the
-//     same nodes, so each of two symmetric branches names the other; at most
-//     64 per class). An ambiguous group's confidence is its score divided by
+//     indistinguishable by everything the matcher knows: it picks the one
+//     with the smallest name (never by the target's node order, which is
+//     arbitrary), and sets the group's ambiguous_with to the others (joined
+//     over later ties among the same nodes, so each of two symmetric
+//     branches names the other; at most 64 per class). An ambiguous group's confidence is its score divided by
 //     the number of equals (a guess among k equals is right about once in k).
 //   - Fusion: r may instead join the target node `host` computing one of its
 //     producers p (p matched in this pass, r p's only consumer,
