@@ -596,21 +596,22 @@ TEST_CASE("match_by_structure_finds_decomposed_layer_norms_in_random_transformer
 }
 
 TEST_CASE("match_by_structure_bounds_its_work_on_a_huge_fan_out_duplicate_producers_and_empty_ops") {
-    // What fuzzed graphs contain: 1000 equal consumers of one node, a node
+    // What fuzzed graphs contain: 300 equal consumers of one node, a node
     // listing the same producer twice, ops left empty. Every consumer is
     // paired (a guess among equals: ambiguous, at most 64 equals named) and
-    // the run stays near-linear (caps on siblings, candidates, tie classes).
+    // the run stays near-linear (more consumers than the caps on candidates
+    // (256), siblings examined (256) and tie classes (64)).
     numgap::basic_graph ref, tgt;
     add(ref, "x", "input", {}, {1, 8});
     add(tgt, "x", "input", {}, {1, 8});
-    for (int i = 0; i < 1000; ++i) {
+    for (int i = 0; i < 300; ++i) {
         add(ref, "r", "aten::relu", {0}, {1, 8});
         add(tgt, "t", "Relu", {0}, {1, 8});
     }
-    add(ref, "square", "aten::mul.Tensor", {1, 1}, {1, 8}); // node 1001: the first relu twice
+    add(ref, "square", "aten::mul.Tensor", {1, 1}, {1, 8}); // node 301: the first relu twice
     add(tgt, "square", "", {1, 1}, {1, 8});
-    add(ref, "unknown", "", {1001}, {1, 8});
-    add(tgt, "unknown", "", {1001}, {1, 8});
+    add(ref, "unknown", "", {301}, {1, 8});
+    add(tgt, "unknown", "", {301}, {1, 8});
     const auto result = numgap::match_by_structure(ref, tgt);
     CHECK(result.unmatched_reference.empty());
     std::size_t ambiguous = 0;
@@ -618,6 +619,6 @@ TEST_CASE("match_by_structure_bounds_its_work_on_a_huge_fan_out_duplicate_produc
         CHECK(group.ambiguous_with.size() <= 64);
         ambiguous += group.ambiguous();
     }
-    CHECK(ambiguous >= 999);
-    CHECK(paired(result, 1002, 1002));
+    CHECK(ambiguous >= 299);
+    CHECK(paired(result, 302, 302));
 }
