@@ -1,13 +1,16 @@
 // Pins down structural matching: renamed graphs, inserted no-ops (q/dq,
 // permute, cast) walked through, deleted no-ops (dropout) skipped, fusion
 // (conv+bn+relu -> one node), layout-permuted shapes, op incompatibility
-// refusing a pair, parallel siblings kept in order, anchors from a prior
-// result, what happens to a decomposition (documented gap), empty graphs,
+// refusing a pair, symmetric siblings told apart by their consumers' input
+// positions (Fire, q/k/v) or flagged ambiguous, anchors from a prior
+// result, decompositions (layer_norm, gelu, softmax, linear), empty graphs,
 // and the randomised recall/precision properties.
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <numgap/graph/basic_graph.hpp>
@@ -129,21 +132,133 @@ TEST_CASE("match_by_structure_refuses_incompatible_ops_and_continues_after_them"
     CHECK(fc->target_nodes == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("match_by_structure_keeps_parallel_siblings_in_order") {
-    // q, k, v projections of one input: identical op and shape, told apart
-    // only by order, and by their consumers' shapes where those differ.
+TEST_CASE("match_by_structure_tells_fire_expand_branches_apart_by_the_concat_input_they_feed") {
+    // SqueezeNet Fire module: expand1x1 and expand3x3 have the same op,
+    // producer and shape; only the concat's input position tells them apart.
+    // The target lists the 3x3 branch first (another valid topological
+    // order) and inserts a cast on the 1x1 branch: the old tie-break by
+    // target order swapped them.
+    numgap::basic_graph ref, tgt;
+    const auto x = add(ref, "x", "input", {}, {1, 16, 8, 8});
+    const auto squeeze = add(ref, "squeeze", "aten::conv2d", {x}, {1, 4, 8, 8});
+    const auto e1 = add(ref, "expand1x1", "aten::conv2d", {squeeze}, {1, 8, 8, 8});
+    const auto r1 = add(ref, "relu1", "aten::relu", {e1}, {1, 8, 8, 8});
+    const auto e3 = add(ref, "expand3x3", "aten::conv2d", {squeeze}, {1, 8, 8, 8});
+    const auto r3 = add(ref, "relu3", "aten::relu", {e3}, {1, 8, 8, 8});
+    const auto cat = add(ref, "cat", "aten::cat", {r1, r3}, {1, 16, 8, 8});
+    const auto tx = add(tgt, "a", "input", {}, {1, 16, 8, 8});
+    const auto tsqueeze = add(tgt, "b", "Conv", {tx}, {1, 4, 8, 8});
+    const auto te3 = add(tgt, "c", "Conv", {tsqueeze}, {1, 8, 8, 8});
+    const auto tr3 = add(tgt, "d", "Relu", {te3}, {1, 8, 8, 8});
+    const auto te1 = add(tgt, "e", "Conv", {tsqueeze}, {1, 8, 8, 8});
+    const auto cast = add(tgt, "f", "Cast", {te1}, {1, 8, 8, 8});
+    const auto tr1 = add(tgt, "g", "Relu", {cast}, {1, 8, 8, 8});
+    const auto tcat = add(tgt, "h", "Concat", {tr1, tr3}, {1, 16, 8, 8});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(paired(result, e1, te1));
+    CHECK(paired(result, r1, tr1));
+    CHECK(paired(result, e3, te3));
+    CHECK(paired(result, r3, tr3));
+    CHECK(paired(result, cat, tcat));
+    for (const auto& group : result.groups) CHECK_FALSE(group.ambiguous());
+}
+
+TEST_CASE("match_by_structure_tells_q_k_v_apart_by_where_they_enter_the_attention") {
+    // q enters the score matmul first, k second (behind a transpose), v the
+    // second matmul after the softmax. The target lists them v, k, q, and a
+    // backend replaced the score matmul by an op nothing recognises: input
+    // positions still tell q from k, and what follows the matmul (softmax vs
+    // the output projection) k from v.
+    numgap::basic_graph ref, tgt;
+    const auto x = add(ref, "x", "input", {}, {1, 4, 8});
+    const auto q = add(ref, "q", "aten::linear", {x}, {1, 4, 8});
+    const auto k = add(ref, "k", "aten::linear", {x}, {1, 4, 8});
+    const auto v = add(ref, "v", "aten::linear", {x}, {1, 4, 8});
+    const auto kt = add(ref, "kt", "aten::transpose.int", {k}, {1, 8, 4});
+    const auto scores = add(ref, "scores", "aten::matmul", {q, kt}, {1, 4, 4});
+    const auto probs = add(ref, "probs", "aten::softmax.int", {scores}, {1, 4, 4});
+    const auto context = add(ref, "context", "aten::matmul", {probs, v}, {1, 4, 8});
+    const auto out = add(ref, "out", "aten::linear", {context}, {1, 4, 8});
+    add(ref, "residual", "aten::add.Tensor", {x, out}, {1, 4, 8});
+    const auto tx = add(tgt, "in", "input", {}, {1, 4, 8});
+    const auto tv = add(tgt, "n1", "Gemm", {tx}, {1, 4, 8});
+    const auto tk = add(tgt, "n2", "Gemm", {tx}, {1, 4, 8});
+    const auto tq = add(tgt, "n3", "Gemm", {tx}, {1, 4, 8});
+    const auto tkt = add(tgt, "n4", "Transpose", {tk}, {1, 8, 4});
+    add(tgt, "n5", "VendorAttentionScores", {tq, tkt}, {1, 4, 4});
+    const auto tprobs = add(tgt, "n6", "Softmax", {5}, {1, 4, 4});
+    const auto tcontext = add(tgt, "n7", "MatMul", {tprobs, tv}, {1, 4, 8});
+    const auto tout = add(tgt, "n8", "Gemm", {tcontext}, {1, 4, 8});
+    add(tgt, "n9", "Add", {tout, tx}, {1, 4, 8});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(paired(result, q, tq));
+    CHECK(paired(result, k, tk));
+    CHECK(paired(result, v, tv));
+    CHECK(paired(result, kt, tkt));
+    CHECK(paired(result, context, tcontext));
+    CHECK(group_of(result, scores) == nullptr); // replaced: no counterpart
+    for (const auto& group : result.groups) CHECK_FALSE(group.ambiguous());
+}
+
+TEST_CASE("match_by_structure_flags_siblings_nothing_tells_apart_as_ambiguous") {
+    // Three projections of one input with no consumers: nothing the matcher
+    // knows tells them apart. Each is still paired (a guess, not by target
+    // order), ambiguous_with lists the two others, and the confidence is
+    // divided by the number of equals.
     numgap::basic_graph ref, tgt;
     add(ref, "x", "input", {}, {1, 4, 8});
     for (const char* name : {"q", "k", "v"}) add(ref, name, "aten::linear", {0}, {1, 4, 8});
     add(tgt, "x", "input", {}, {1, 4, 8});
-    add(tgt, "c", "Cast", {0}, {1, 4, 8});
-    add(tgt, "Q", "Gemm", {1}, {1, 4, 8}); // behind an inserted cast
+    add(tgt, "Q", "Gemm", {0}, {1, 4, 8});
     add(tgt, "K", "Gemm", {0}, {1, 4, 8});
     add(tgt, "V", "Gemm", {0}, {1, 4, 8});
     const auto result = numgap::match_by_structure(ref, tgt);
-    CHECK(paired(result, 1, 2));
-    CHECK(paired(result, 2, 3));
-    CHECK(paired(result, 3, 4));
+    REQUIRE(result.groups.size() == 4);
+    CHECK_FALSE(group_of(result, 0)->ambiguous());
+    std::vector<std::size_t> images;
+    for (std::size_t r = 1; r <= 3; ++r) {
+        const auto* group = group_of(result, r);
+        REQUIRE(group != nullptr);
+        CHECK(group->ambiguous_with.size() == 2);
+        CHECK(std::count(group->ambiguous_with.begin(), group->ambiguous_with.end(), group->target_output_node) == 0);
+        CHECK(group->confidence == doctest::Approx(1.0 / 3.0));
+        images.push_back(group->target_output_node);
+    }
+    std::sort(images.begin(), images.end());
+    CHECK(images == std::vector<std::size_t>{1, 2, 3});
+    CHECK(group_of(result, 0)->confidence == doctest::Approx(1.0));
+}
+
+TEST_CASE("match_by_structure_flags_both_of_two_symmetric_branches_summed_by_a_commutative_add") {
+    // x -> a -> add <- b <- x with a and b alike: add's operands may be
+    // reordered by a backend, so nothing tells the branches apart. Both
+    // pairs are ambiguous (each names the other branch) at half confidence;
+    // the add itself is not. The pick does not follow the target's order:
+    // with the target's branches listed the other way round, each reference
+    // branch goes to the target node of the same name as before.
+    for (bool reversed : {false, true}) {
+        CAPTURE(reversed);
+        numgap::basic_graph ref, tgt;
+        add(ref, "x", "input", {}, {1, 8});
+        const auto a = add(ref, "a", "aten::sigmoid", {0}, {1, 8});
+        const auto b = add(ref, "b", "aten::sigmoid", {0}, {1, 8});
+        const auto sum = add(ref, "sum", "aten::add.Tensor", {a, b}, {1, 8});
+        add(tgt, "x", "input", {}, {1, 8});
+        const auto first = add(tgt, reversed ? "branch_2" : "branch_1", "Sigmoid", {0}, {1, 8});
+        const auto second = add(tgt, reversed ? "branch_1" : "branch_2", "Sigmoid", {0}, {1, 8});
+        const auto tsum = add(tgt, "s", "Add", {first, second}, {1, 8});
+        const auto result = numgap::match_by_structure(ref, tgt);
+        const auto branch_1 = reversed ? second : first;
+        const auto branch_2 = reversed ? first : second;
+        CHECK(paired(result, a, branch_1));
+        CHECK(paired(result, b, branch_2));
+        CHECK(group_of(result, a)->ambiguous_with == std::vector<std::size_t>{branch_2});
+        CHECK(group_of(result, b)->ambiguous_with == std::vector<std::size_t>{branch_1});
+        CHECK(group_of(result, a)->confidence == doctest::Approx(0.5));
+        CHECK(group_of(result, b)->confidence == doctest::Approx(0.5));
+        CHECK(paired(result, sum, tsum));
+        CHECK_FALSE(group_of(result, sum)->ambiguous());
+    }
 }
 
 TEST_CASE("match_by_structure_anchors_on_prior_groups") {
@@ -163,10 +278,9 @@ TEST_CASE("match_by_structure_anchors_on_prior_groups") {
     CHECK(group_of(result, 0)->strategy == "name");
 }
 
-TEST_CASE("match_by_structure_leaves_a_decomposition_unmatched_and_continues") {
-    // layer_norm lowered to several non-passthrough ops is beyond structure
-    // (debug handles express it): the layer norm stays unmatched, and the
-    // nodes after it are still matched.
+TEST_CASE("match_by_structure_finds_a_two_op_decomposition_and_continues") {
+    // layer_norm lowered to two non-passthrough ops (a region fed by x with
+    // one exit, sub): one decomposed group, and fc after it.
     numgap::basic_graph ref, tgt;
     add(ref, "x", "input", {}, {1, 8});
     add(ref, "ln", "aten::layer_norm", {0}, {1, 8});
@@ -176,11 +290,94 @@ TEST_CASE("match_by_structure_leaves_a_decomposition_unmatched_and_continues") {
     add(tgt, "sub", "Sub", {0, 1}, {1, 8});
     add(tgt, "fc", "Gemm", {2}, {1, 4});
     const auto result = numgap::match_by_structure(ref, tgt);
-    CHECK(group_of(result, 1) == nullptr);
-    // The incompatible nodes where the layer norm should be are its
-    // stand-ins: fc is found behind them.
+    const auto* ln = group_of(result, 1);
+    REQUIRE(ln != nullptr);
+    CHECK(ln->kind == numgap::match_kind::decomposed);
+    CHECK(ln->target_nodes == std::vector<std::size_t>{1, 2});
+    CHECK(ln->target_output_node == 2);
     CHECK(paired(result, 2, 3));
-    CHECK(result.unmatched_target == std::vector<std::size_t>{1, 2});
+    CHECK(result.unmatched_target.empty());
+}
+
+namespace {
+// x -> <op> -> fc in the reference; in the target x -> <the lowering> -> Gemm,
+// built by `lower` from the target's input node (returns the exit), with an
+// inserted cast before the Gemm.
+template <class Lower>
+void check_decomposition(const char* op, Lower lower) {
+    CAPTURE(op);
+    numgap::basic_graph ref, tgt;
+    const auto x = add(ref, "x", "input", {}, {1, 4, 8});
+    const auto decomposed = add(ref, "op", op, {x}, {1, 4, 8});
+    const auto fc = add(ref, "fc", "aten::linear", {decomposed}, {1, 4, 2});
+    add(ref, "out", "aten::relu", {fc}, {1, 4, 2});
+    const auto tx = add(tgt, "in", "input", {}, {1, 4, 8});
+    const std::size_t first_piece = tgt.num_nodes();
+    const auto exit = lower(tgt, tx);
+    const std::size_t pieces = tgt.num_nodes() - first_piece;
+    const auto cast = add(tgt, "cast", "Cast", {exit}, {1, 4, 8});
+    const auto tfc = add(tgt, "gemm", "Gemm", {cast}, {1, 4, 2});
+    add(tgt, "relu", "Relu", {tfc}, {1, 4, 2});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    const auto* group = group_of(result, decomposed);
+    REQUIRE(group != nullptr);
+    CHECK(group->kind == numgap::match_kind::decomposed);
+    CHECK(group->target_nodes.size() == pieces);
+    CHECK(group->target_output_node == exit);
+    CHECK(group->confidence > 0.5);
+    CHECK_FALSE(group->ambiguous());
+    CHECK(paired(result, fc, tfc));
+    CHECK(result.unmatched_reference.empty());
+    CHECK(result.unmatched_target == std::vector<std::size_t>{cast});
+}
+} // namespace
+
+TEST_CASE("match_by_structure_finds_decomposed_layer_norm_gelu_softmax_and_linear") {
+    const numgap::shape_type hidden{1, 4, 8}, reduced{1, 4, 1};
+    check_decomposition("aten::layer_norm", [&](numgap::basic_graph& g, std::size_t x) {
+        const auto mean = add(g, "mean", "aten::mean.dim", {x}, reduced);
+        const auto centered = add(g, "sub", "aten::sub.Tensor", {x, mean}, hidden);
+        const auto square = add(g, "pow", "aten::pow.Tensor_Scalar", {centered}, hidden);
+        const auto variance = add(g, "var", "aten::mean.dim", {square}, reduced);
+        const auto eps = add(g, "eps", "aten::add.Scalar", {variance}, reduced);
+        const auto scale = add(g, "rsqrt", "aten::rsqrt", {eps}, reduced);
+        const auto normed = add(g, "mul", "aten::mul.Tensor", {centered, scale}, hidden);
+        const auto weighted = add(g, "gamma", "aten::mul.Tensor", {normed}, hidden);
+        return add(g, "beta", "aten::add.Tensor", {weighted}, hidden);
+    });
+    check_decomposition("aten::gelu", [&](numgap::basic_graph& g, std::size_t x) {
+        const auto half = add(g, "half", "aten::mul.Tensor", {x}, hidden);
+        const auto scaled = add(g, "scaled", "aten::mul.Tensor", {x}, hidden);
+        const auto erf = add(g, "erf", "aten::erf", {scaled}, hidden);
+        const auto one_plus = add(g, "one_plus", "aten::add.Scalar", {erf}, hidden);
+        return add(g, "out", "aten::mul.Tensor", {half, one_plus}, hidden);
+    });
+    check_decomposition("aten::softmax.int", [&](numgap::basic_graph& g, std::size_t x) {
+        // A small DAG, not a chain: exp feeds both sum and div.
+        const auto max = add(g, "amax", "aten::amax", {x}, reduced);
+        const auto shifted = add(g, "sub", "aten::sub.Tensor", {x, max}, hidden);
+        const auto exp = add(g, "exp", "aten::exp", {shifted}, hidden);
+        const auto sum = add(g, "sum", "aten::sum.dim_IntList", {exp}, reduced);
+        return add(g, "div", "aten::div.Tensor", {exp, sum}, hidden);
+    });
+}
+
+TEST_CASE("match_by_structure_pairs_linear_with_its_addmm_lowering") {
+    // linear -> t(weight) + addmm(bias, x, t(weight)): the weight path is a
+    // source of the graph, addmm is the matmul family: a plain pair.
+    numgap::basic_graph ref, tgt;
+    add(ref, "x", "input", {}, {4, 8});
+    add(ref, "fc", "aten::linear", {0}, {4, 2});
+    add(ref, "out", "aten::relu", {1}, {4, 2});
+    add(tgt, "x", "input", {}, {4, 8});
+    add(tgt, "weight", "get_attr", {}, {2, 8});
+    add(tgt, "weight_t", "aten::permute", {1}, {8, 2});
+    add(tgt, "addmm", "aten::addmm", {0, 2}, {4, 2});
+    add(tgt, "relu", "aten::relu", {3}, {4, 2});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(paired(result, 0, 0));
+    CHECK(paired(result, 1, 3));
+    CHECK(paired(result, 2, 4));
 }
 
 TEST_CASE("match_by_structure_empty_graphs_and_custom_predicates") {
@@ -198,6 +395,8 @@ TEST_CASE("match_by_structure_empty_graphs_and_custom_predicates") {
 namespace {
 struct quality {
     std::size_t with_counterpart = 0, recovered = 0, reported = 0, correct = 0;
+    double recall() const { return static_cast<double>(recovered) / static_cast<double>(with_counterpart); }
+    double precision() const { return static_cast<double>(correct) / static_cast<double>(reported); }
 };
 
 quality measure(const numgap_test::synthetic_pair& pair, const numgap::match_result& result) {
@@ -245,11 +444,44 @@ TEST_CASE("match_by_structure_recovers_random_graphs") {
             auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
             const auto result = numgap::match_by_structure(pair.reference, pair.target);
             const auto q = measure(pair, result);
-            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
-            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            const double recall = q.recall();
+            const double precision = q.precision();
             CAPTURE(recall);
             CAPTURE(precision);
             CHECK(q.with_counterpart > 1000);
+            CHECK(recall >= 0.95);
+            CHECK(precision >= 0.99);
+        }
+    }
+}
+
+TEST_CASE("match_by_structure_pairs_symmetric_siblings_in_shuffled_targets") {
+    // The issue's property on graphs whose siblings share producer, op and
+    // shape: Fire modules, Inception blocks, q/k/v projections, residual
+    // blocks (skip and main path of one shape). Every node renamed, the
+    // target renumbered in a random valid topological order, no-ops inserted
+    // on 15-30% of the edges, most dropout/identity nodes deleted, chains
+    // fused, half the runs NHWC. Recall >= 95% and precision >= 99% on each
+    // of 40 seeds per family (the greedy matcher that broke ties by target
+    // order fell below on every seed of the three symmetric families).
+    for (auto family : {numgap_test::model_family::cnn, numgap_test::model_family::transformer,
+                        numgap_test::model_family::fire, numgap_test::model_family::inception}) {
+        for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+            CAPTURE(static_cast<int>(family));
+            CAPTURE(seed);
+            std::mt19937_64 rng(seed);
+            numgap_test::derive_options options;
+            options.handles = false;
+            options.shuffle = true;
+            options.nhwc = seed % 2 == 1;
+            options.insert_rate = seed % 2 == 1 ? 0.3 : 0.15;
+            auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 300, rng), options, rng);
+            const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
+            const double recall = q.recall();
+            const double precision = q.precision();
+            CAPTURE(recall);
+            CAPTURE(precision);
+            CHECK(q.with_counterpart > 150);
             CHECK(recall >= 0.95);
             CHECK(precision >= 0.99);
         }
@@ -262,8 +494,10 @@ TEST_CASE("match_by_structure_survives_folded_and_replaced_ops") {
     // 1% are replaced by an unrecognised vendor op (no counterpart either).
     // Pinned down: the walk re-anchors past such local failures, so recall
     // stays >= 95% and precision >= 99% on both families for these seeds.
-    // Not on every seed: a sweep of 80 runs found 9 below the bar, 3 of them
-    // far below (an early wrong pairing cascades; README, "By structure").
+    // Not on every seed: a sweep of 160 runs (seeds 10001-10080, both
+    // families) finds 1 below the bar, at 98.3% recall and 98.6%
+    // precision, none cascading (the cascades that were are pinned down
+    // below).
     // Seed 5002 is the regression case: a folded batch_norm took the fused
     // conv+bn node of a later conv, and before re-anchoring the pass stalled
     // (~18% recall).
@@ -280,11 +514,111 @@ TEST_CASE("match_by_structure_survives_folded_and_replaced_ops") {
             options.replace_rate = 0.01;
             auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
             const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
-            const double recall = static_cast<double>(q.recovered) / static_cast<double>(q.with_counterpart);
-            const double precision = static_cast<double>(q.correct) / static_cast<double>(q.reported);
+            const double recall = q.recall();
+            const double precision = q.precision();
             MESSAGE("recall " << recall << ", precision " << precision);
             CHECK(recall >= 0.95);
             CHECK(precision >= 0.99);
         }
     }
+}
+
+TEST_CASE("match_by_structure_does_not_cascade_on_the_sweep_seeds_that_used_to") {
+    // Seeds of the folded/unrecognised-op sweep (README, "By structure":
+    // seeds 10001-10080, both families, NHWC on odd seeds) on which one
+    // early wrong pair shifted every later repeated block by one: the
+    // greedy matcher's five (precision 0.21-0.72: a relu folded after a
+    // residual add taking the next block's add+relu as "a later part of a
+    // fused name", 10011; a candidate whose other input is computation its
+    // producers do not explain, i.e. the next block's copy, 10004, 10028,
+    // 10077; a replaced op skipped behind a matched producer, 10071), and
+    // two that cascaded under intermediate versions of the consumer-aware
+    // matcher (10055: consumer agreement overruling an explicit fused part;
+    // 10058: a residual add absorbed into a convolution that does not see
+    // its other input).
+    const std::pair<std::uint64_t, numgap_test::model_family> cases[] = {
+        {10004, numgap_test::model_family::transformer}, {10011, numgap_test::model_family::cnn},
+        {10028, numgap_test::model_family::cnn},         {10055, numgap_test::model_family::cnn},
+        {10058, numgap_test::model_family::cnn},         {10071, numgap_test::model_family::cnn},
+        {10077, numgap_test::model_family::cnn}};
+    for (const auto& [seed, family] : cases) {
+        CAPTURE(seed);
+        std::mt19937_64 rng(seed);
+        numgap_test::derive_options options;
+        options.handles = false;
+        options.nhwc = seed % 2 == 1;
+        options.drop_any_rate = 0.01;
+        options.replace_rate = 0.01;
+        auto pair = numgap_test::derive_target(numgap_test::make_reference(family, 1500, rng), options, rng);
+        const auto q = measure(pair, numgap::match_by_structure(pair.reference, pair.target));
+        const double recall = q.recall();
+        const double precision = q.precision();
+        CAPTURE(recall);
+        CAPTURE(precision);
+        CHECK(recall >= 0.95);
+        CHECK(precision >= 0.99);
+    }
+}
+
+TEST_CASE("match_by_structure_finds_decomposed_layer_norms_in_random_transformers") {
+    // Half the layer norms lowered to ReduceMean, Sub, Pow, ReduceMean,
+    // Rsqrt, Mul in shuffled, renamed targets with inserted no-ops: every
+    // one is found as one decomposed group holding all its pieces, and
+    // nothing else is taken for a decomposition.
+    for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+        CAPTURE(seed);
+        std::mt19937_64 rng(seed);
+        numgap_test::derive_options options;
+        options.handles = false;
+        options.shuffle = true;
+        options.decompose_rate = 0.5;
+        auto pair = numgap_test::derive_target(
+            numgap_test::make_reference(numgap_test::model_family::transformer, 300, rng), options, rng);
+        const auto result = numgap::match_by_structure(pair.reference, pair.target);
+        std::size_t lowered = 0, found = 0, decomposed_groups = 0;
+        for (const auto& group : result.groups) decomposed_groups += group.kind == numgap::match_kind::decomposed;
+        for (std::size_t r = 0; r < pair.reference.num_nodes(); ++r) {
+            if (pair.counterpart[r].size() < 2) continue;
+            ++lowered;
+            const auto* group = group_of(result, r);
+            found += group && group->kind == numgap::match_kind::decomposed &&
+                     std::all_of(pair.counterpart[r].begin(), pair.counterpart[r].end(), [&](std::size_t t) {
+                         return std::count(group->target_nodes.begin(), group->target_nodes.end(), t) == 1;
+                     });
+        }
+        CHECK(lowered > 0);
+        CHECK(found == lowered);
+        CHECK(decomposed_groups == lowered);
+        const auto q = measure(pair, result);
+        CHECK(q.recall() >= 0.99);
+        CHECK(q.precision() >= 0.99);
+    }
+}
+
+TEST_CASE("match_by_structure_bounds_its_work_on_a_huge_fan_out_duplicate_producers_and_empty_ops") {
+    // What fuzzed graphs contain: 300 equal consumers of one node, a node
+    // listing the same producer twice, ops left empty. Every consumer is
+    // paired (a guess among equals: ambiguous, at most 64 equals named) and
+    // the run stays near-linear (more consumers than the caps on candidates
+    // (256), siblings examined (256) and tie classes (64)).
+    numgap::basic_graph ref, tgt;
+    add(ref, "x", "input", {}, {1, 8});
+    add(tgt, "x", "input", {}, {1, 8});
+    for (int i = 0; i < 300; ++i) {
+        add(ref, "r", "aten::relu", {0}, {1, 8});
+        add(tgt, "t", "Relu", {0}, {1, 8});
+    }
+    add(ref, "square", "aten::mul.Tensor", {1, 1}, {1, 8}); // node 301: the first relu twice
+    add(tgt, "square", "", {1, 1}, {1, 8});
+    add(ref, "unknown", "", {301}, {1, 8});
+    add(tgt, "unknown", "", {301}, {1, 8});
+    const auto result = numgap::match_by_structure(ref, tgt);
+    CHECK(result.unmatched_reference.empty());
+    std::size_t ambiguous = 0;
+    for (const auto& group : result.groups) {
+        CHECK(group.ambiguous_with.size() <= 64);
+        ambiguous += group.ambiguous();
+    }
+    CHECK(ambiguous >= 299);
+    CHECK(paired(result, 302, 302));
 }

@@ -1,11 +1,17 @@
 #pragma once
-// Test support (not a public header): generates CNN- and transformer-like
-// reference graphs and derives a "backend" target graph from one with a
-// known ground truth: renamed nodes and op spellings, no-op nodes inserted
-// on edges (quantize/dequantize pairs, casts, transposes, reshapes), some
-// no-op reference nodes deleted (dropout, identity), linear chains fused
+// Test support (not a public header): generates reference graphs (a ResNet-
+// like CNN whose skip and main paths carry the same shape, a transformer
+// whose q/k/v projections share producer, op and shape, SqueezeNet Fire
+// modules whose expand1x1/expand3x3 branches differ only by the concat input
+// they feed, Inception blocks of four parallel branches of partly equal
+// shapes) and derives a "backend" target graph from one with a known ground
+// truth: renamed nodes and op spellings, no-op nodes inserted on edges
+// (quantize/dequantize pairs, casts, transposes, reshapes), some no-op
+// reference nodes deleted (dropout, identity), linear chains fused
 // (conv+bn+relu, linear+gelu, add+relu), optionally layer norms decomposed
-// into several nodes sharing the reference handle, optionally NHWC shapes.
+// into several nodes sharing the reference handle, optionally NHWC shapes,
+// optionally renumbered in another random valid topological order (so that
+// nothing can be learnt from the target's node order).
 // Used by the property tests and by benchmarks/match.cpp.
 #include <algorithm>
 #include <cstddef>
@@ -21,7 +27,7 @@ namespace numgap_test {
 
 inline constexpr std::size_t no_counterpart = static_cast<std::size_t>(-1);
 
-enum class model_family { cnn, transformer };
+enum class model_family { cnn, transformer, fire, inception };
 
 struct derive_options {
     double insert_rate = 0.15;    // per edge
@@ -33,6 +39,7 @@ struct derive_options {
     bool rename = true;           // fresh names; otherwise "<name>_output_0"
     bool nhwc = false;            // 4-D target shapes stored as NHWC
     bool handles = true;          // reference node i carries handle i
+    bool shuffle = false;         // target nodes renumbered in a random topological order
 };
 
 struct synthetic_pair {
@@ -114,6 +121,52 @@ inline void transformer(builder& b, std::size_t approx_nodes) {
     b.add("aten::linear", {n}, {1, sequence, 1000});
 }
 
+// SqueezeNet: squeeze 1x1 -> relu -> (expand 1x1 -> relu, expand 3x3 -> relu)
+// -> concat. Both expand branches have the same op, producer and shape: only
+// the concat's input position tells them apart.
+inline void fire(builder& b, std::size_t approx_nodes) {
+    std::int64_t channels = 64, size = 32;
+    std::size_t x = b.add("input", {}, {1, 3, size, size});
+    x = b.add("aten::relu", {b.add("aten::conv2d", {x}, {1, channels, size, size})}, {1, channels, size, size});
+    while (b.graph.num_nodes() + 10 < approx_nodes) {
+        if (b.chance(0.2) && size > 4) {
+            size /= 2;
+            x = b.add("aten::max_pool2d", {x}, {1, channels, size, size});
+        }
+        const std::int64_t squeeze_channels = channels / 4;
+        const numgap::shape_type squeezed{1, squeeze_channels, size, size}, expanded{1, channels / 2, size, size};
+        const std::size_t s = b.add("aten::relu", {b.add("aten::conv2d", {x}, squeezed)}, squeezed);
+        const std::size_t e1 = b.add("aten::relu", {b.add("aten::conv2d", {s}, expanded)}, expanded);
+        const std::size_t e3 = b.add("aten::relu", {b.add("aten::conv2d", {s}, expanded)}, expanded);
+        x = b.maybe_noop(b.add("aten::cat", {e1, e3}, {1, channels, size, size}));
+    }
+    x = b.add("aten::dropout", {x}, {1, channels, size, size});
+    b.add("aten::conv2d", {x}, {1, 1000, size, size});
+}
+
+// GoogLeNet: four parallel branches (1x1; 1x1 -> 3x3; 1x1 -> 5x5; pool ->
+// 1x1) into one concat; the 1x1, 3x3-reduce and 5x5-reduce convolutions
+// share producer and op, two branches share their output shape.
+inline void inception(builder& b, std::size_t approx_nodes) {
+    std::int64_t size = 28;
+    const std::int64_t branch = 32;
+    std::size_t x = b.add("input", {}, {1, 3, size, size});
+    x = b.add("aten::relu", {b.add("aten::conv2d", {x}, {1, 4 * branch, size, size})}, {1, 4 * branch, size, size});
+    auto conv_relu = [&](std::size_t in, std::int64_t channels) {
+        const numgap::shape_type shape{1, channels, size, size};
+        return b.add("aten::relu", {b.add("aten::conv2d", {in}, shape)}, shape);
+    };
+    while (b.graph.num_nodes() + 16 < approx_nodes) {
+        const std::size_t b1 = conv_relu(x, branch);
+        const std::size_t b2 = conv_relu(conv_relu(x, branch / 2), branch);
+        const std::size_t b3 = conv_relu(conv_relu(x, branch / 2), branch / 2);
+        const std::size_t b4 = conv_relu(b.add("aten::max_pool2d", {x}, {1, 4 * branch, size, size}), branch);
+        x = b.add("aten::cat", {b1, b2, b3, b4}, {1, 3 * branch + branch / 2, size, size});
+        x = conv_relu(x, 4 * branch);
+    }
+    b.add("aten::linear", {b.add("aten::reshape", {x}, {1, 4 * branch * size * size})}, {1, 1000});
+}
+
 inline std::string backend_op(const std::string& op, std::mt19937_64& rng) {
     auto pick = [&](std::initializer_list<const char*> options) {
         std::vector<const char*> list(options);
@@ -133,6 +186,7 @@ inline std::string backend_op(const std::string& op, std::mt19937_64& rng) {
     if (op == "aten::gelu") return pick({"Gelu", "GELU"});
     if (op == "aten::reshape") return pick({"Reshape", "RESHAPE"});
     if (op == "aten::embedding") return pick({"Embedding", "EMBEDDING_LOOKUP"});
+    if (op == "aten::cat") return pick({"Concat", "CONCATENATION"});
     return op; // "input", no-ops
 }
 
@@ -143,9 +197,48 @@ inline bool is_deletable(const std::string& op) { return op == "aten::dropout" |
 inline numgap::basic_graph make_reference(model_family family, std::size_t approx_nodes, std::mt19937_64& rng) {
     detail::builder b{{}, rng};
     b.graph.reserve(approx_nodes + 32);
-    if (family == model_family::cnn) detail::cnn(b, approx_nodes);
-    else detail::transformer(b, approx_nodes);
+    switch (family) {
+    case model_family::cnn: detail::cnn(b, approx_nodes); break;
+    case model_family::transformer: detail::transformer(b, approx_nodes); break;
+    case model_family::fire: detail::fire(b, approx_nodes); break;
+    case model_family::inception: detail::inception(b, approx_nodes); break;
+    }
     return std::move(b.graph);
+}
+
+// Renumbers the target in a random valid topological order (Kahn's
+// algorithm picking a random ready node), keeping the ground truth.
+inline void shuffle_topologically(synthetic_pair& pair, std::mt19937_64& rng) {
+    const numgap::basic_graph& old_target = pair.target;
+    const std::size_t n = old_target.num_nodes();
+    std::vector<std::size_t> missing_inputs(n, 0);
+    std::vector<std::vector<std::size_t>> consumers(n);
+    for (std::size_t node = 0; node < n; ++node) {
+        missing_inputs[node] = old_target.node(node).producers.size();
+        for (auto producer : old_target.node(node).producers) consumers[producer].push_back(node);
+    }
+    std::vector<std::size_t> ready, new_index(n, no_counterpart);
+    for (std::size_t node = 0; node < n; ++node)
+        if (missing_inputs[node] == 0) ready.push_back(node);
+    numgap::basic_graph shuffled;
+    shuffled.reserve(n);
+    while (!ready.empty()) {
+        const std::size_t pick = std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(rng);
+        const std::size_t node = ready[pick];
+        ready[pick] = ready.back();
+        ready.pop_back();
+        const auto& old_node = old_target.node(node);
+        std::vector<std::size_t> inputs;
+        for (auto producer : old_node.producers) inputs.push_back(new_index[producer]);
+        new_index[node] = shuffled.add_node(old_node.name, old_node.op, std::move(inputs), old_node.debug_handles);
+        if (!old_node.output_shapes.empty() && old_node.output_shapes[0])
+            shuffled.set_output_shape(new_index[node], 0, *old_node.output_shapes[0]);
+        for (auto consumer : consumers[node])
+            if (--missing_inputs[consumer] == 0) ready.push_back(consumer);
+    }
+    for (auto& targets : pair.counterpart)
+        for (auto& t : targets) t = new_index[t];
+    pair.target = std::move(shuffled);
 }
 
 inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_options& options, std::mt19937_64& rng) {
@@ -282,6 +375,7 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
         pair.counterpart[r] = {t};
     }
     pair.reference = std::move(reference);
+    if (options.shuffle) shuffle_topologically(pair, rng);
     return pair;
 }
 

@@ -34,38 +34,45 @@ struct op_alias {
 };
 
 // Sorted by alias (checked by a test) for binary search.
-inline constexpr std::array<op_alias, 101> op_alias_table{{
-    {"adaptiveavgpool2d", "avgpool"}, {"add", "add"}, {"addmm", "matmul"}, {"addv2", "add"},
+inline constexpr std::array<op_alias, 145> op_alias_table{{
+    {"abs", "abs"}, {"adaptiveavgpool2d", "avgpool"}, {"add", "add"}, {"addmm", "matmul"}, {"addv2", "add"},
+    {"alias", "identity"}, {"aliascopy", "identity"}, {"amax", "max"}, {"amin", "min"},
     {"averagepool", "avgpool"}, {"averagepool2d", "avgpool"}, {"avgpool", "avgpool"},
     {"avgpool2d", "avgpool"}, {"batchmatmul", "matmul"}, {"batchmatmulv2", "matmul"},
     {"batchnorm", "batchnorm"}, {"batchnorm2d", "batchnorm"}, {"batchnormalization", "batchnorm"},
-    {"bmm", "matmul"}, {"bn", "batchnorm"}, {"cast", "cast"}, {"cat", "concat"},
-    {"clamp", "clip"}, {"clip", "clip"}, {"concat", "concat"}, {"concatenation", "concat"},
+    {"bmm", "matmul"}, {"bn", "batchnorm"}, {"cast", "cast"}, {"cat", "concat"}, {"clamp", "clip"},
+    {"clip", "clip"}, {"clone", "identity"}, {"concat", "concat"}, {"concatenation", "concat"},
     {"concatv2", "concat"}, {"contiguous", "identity"}, {"conv", "conv"}, {"conv1d", "conv"},
     {"conv2d", "conv"}, {"conv3d", "conv"}, {"convinteger", "conv"}, {"convolution", "conv"},
-    {"convrelu", "conv"}, {"copy", "identity"}, {"dense", "matmul"},
-    {"depthwiseconv", "conv"}, {"depthwiseconv2d", "conv"}, {"depthwiseconv2dnative", "conv"},
-    {"dequantize", "dequantize"}, {"dequantizelinear", "dequantize"}, {"div", "div"},
-    {"divide", "div"}, {"dropout", "identity"}, {"elementwiseadd", "add"},
-    {"elementwisemul", "mul"}, {"embedding", "embedding"}, {"embeddinglookup", "embedding"}, {"expanddims", "reshape"},
+    {"convrelu", "conv"}, {"copy", "identity"}, {"dense", "matmul"}, {"depthwiseconv", "conv"},
+    {"depthwiseconv2d", "conv"}, {"depthwiseconv2dnative", "conv"}, {"dequantize", "dequantize"},
+    {"dequantizelinear", "dequantize"}, {"dequantizeperchannel", "dequantize"},
+    {"dequantizepertensor", "dequantize"}, {"detach", "identity"}, {"detachcopy", "identity"}, {"div", "div"},
+    {"divide", "div"}, {"dropout", "identity"}, {"elementwiseadd", "add"}, {"elementwisemul", "mul"},
+    {"embedding", "embedding"}, {"embeddinglookup", "embedding"}, {"erf", "erf"}, {"exp", "exp"},
+    {"expand", "reshape"}, {"expandas", "reshape"}, {"expandcopy", "reshape"}, {"expanddims", "reshape"},
     {"fastgelu", "gelu"}, {"flatten", "reshape"}, {"fullyconnected", "matmul"},
-    {"fusedbatchnorm", "batchnorm"}, {"fusedbatchnormv3", "batchnorm"}, {"gelu", "gelu"},
-    {"gemm", "matmul"}, {"globalaveragepool", "avgpool"}, {"hardsigmoid", "hardsigmoid"},
-    {"hardswish", "hardswish"}, {"hardtanh", "clip"}, {"identity", "identity"},
-    {"innerproduct", "matmul"}, {"layernorm", "layernorm"}, {"layernormalization", "layernorm"},
-    {"leakyrelu", "leakyrelu"}, {"linear", "matmul"}, {"logsoftmax", "logsoftmax"},
-    {"matmul", "matmul"}, {"matmulinteger", "matmul"}, {"maxpool", "maxpool"},
-    {"maxpool2d", "maxpool"}, {"maxpool2dwithindices", "maxpool"}, {"mean", "mean"},
-    {"mm", "matmul"}, {"mul", "mul"}, {"multiply", "mul"}, {"nativebatchnorm", "batchnorm"},
-    {"nativelayernorm", "layernorm"}, {"permute", "transpose"}, {"pow", "pow"},
-    {"quantize", "quantize"}, {"quantizelinear", "quantize"},
-    {"quantizepertensor", "quantize"}, {"reducemean", "mean"}, {"relu", "relu"},
-    {"relu6", "clip"}, {"requantize", "quantize"}, {"reshape", "reshape"},
-    {"rmsnorm", "rmsnorm"}, {"rsqrt", "rsqrt"}, {"sigmoid", "sigmoid"}, {"silu", "silu"},
-    {"softmax", "softmax"}, {"sqrt", "sqrt"}, {"squeeze", "reshape"}, {"sub", "sub"},
-    {"subtract", "sub"}, {"sum", "sum"}, {"swish", "silu"}, {"tanh", "tanh"}, {"to", "cast"},
-    {"todtype", "cast"}, {"transpose", "transpose"}, {"unsqueeze", "reshape"},
-    {"view", "reshape"},
+    {"fusedbatchnorm", "batchnorm"}, {"fusedbatchnormv3", "batchnorm"}, {"gelu", "gelu"}, {"gemm", "matmul"},
+    {"globalaveragepool", "avgpool"}, {"hardsigmoid", "hardsigmoid"}, {"hardswish", "hardswish"},
+    {"hardtanh", "clip"}, {"identity", "identity"}, {"innerproduct", "matmul"}, {"layernorm", "layernorm"},
+    {"layernormalization", "layernorm"}, {"leakyrelu", "leakyrelu"}, {"liftfresh", "identity"},
+    {"liftfreshcopy", "identity"}, {"linear", "matmul"}, {"log", "log"}, {"logsoftmax", "logsoftmax"},
+    {"matmul", "matmul"}, {"matmulinteger", "matmul"}, {"max", "max"}, {"maximum", "max"},
+    {"maxpool", "maxpool"}, {"maxpool2d", "maxpool"}, {"maxpool2dwithindices", "maxpool"}, {"mean", "mean"},
+    {"min", "min"}, {"minimum", "min"}, {"mm", "matmul"}, {"mul", "mul"}, {"multiply", "mul"},
+    {"nativebatchnorm", "batchnorm"}, {"nativelayernorm", "layernorm"}, {"neg", "neg"},
+    {"numpyt", "transpose"}, {"permute", "transpose"}, {"permutecopy", "transpose"}, {"pow", "pow"},
+    {"quantize", "quantize"}, {"quantizelinear", "quantize"}, {"quantizeperchannel", "quantize"},
+    {"quantizepertensor", "quantize"}, {"reciprocal", "reciprocal"}, {"reducemax", "max"},
+    {"reducemean", "mean"}, {"reducemin", "min"}, {"reducesum", "sum"}, {"relu", "relu"}, {"relu6", "clip"},
+    {"requantize", "quantize"}, {"reshape", "reshape"}, {"reshapealias", "reshape"}, {"rmsnorm", "rmsnorm"},
+    {"rsqrt", "rsqrt"}, {"sigmoid", "sigmoid"}, {"silu", "silu"}, {"softmax", "softmax"}, {"sqrt", "sqrt"},
+    {"square", "pow"}, {"squeeze", "reshape"}, {"squeezecopy", "reshape"}, {"sub", "sub"},
+    {"subtract", "sub"}, {"sum", "sum"}, {"swish", "silu"}, {"t", "transpose"}, {"tanh", "tanh"},
+    {"tcopy", "transpose"}, {"to", "cast"}, {"tocopy", "cast"}, {"todtype", "cast"},
+    {"transpose", "transpose"}, {"transposecopy", "transpose"}, {"typeas", "cast"}, {"unflatten", "reshape"},
+    {"unsafeview", "reshape"}, {"unsqueeze", "reshape"}, {"unsqueezecopy", "reshape"}, {"var", "var"},
+    {"view", "reshape"}, {"viewas", "reshape"}, {"viewcopy", "reshape"}
 }};
 
 inline std::string_view family_of_cleaned(std::string_view cleaned) {
@@ -82,8 +89,9 @@ inline bool is_known_op(std::string_view cleaned) {
 }
 
 inline bool is_overload_suffix(std::string_view part) {
-    static constexpr std::array<std::string_view, 8> suffixes{
-        "default", "tensor", "scalar", "int", "self", "out", "dim", "input"};
+    static constexpr std::array<std::string_view, 18> suffixes{
+        "default", "tensor", "scalar", "int", "self", "out", "dim", "dims", "input", "using_ints", "dtype",
+        "dtype_layout", "device", "tensor_scalar", "tensor_tensor", "scalar_tensor", "dim_intlist", "intlist"};
     return std::find(suffixes.begin(), suffixes.end(), part) != suffixes.end();
 }
 
@@ -125,6 +133,13 @@ inline std::string clean_op_token(std::string_view token) {
         }
     }
     return cleaned;
+}
+
+// Whether a canonical family is one the table knows (an op "nothing
+// recognises" is its own family, outside the table).
+inline bool is_known_family(std::string_view family) {
+    return std::any_of(op_alias_table.begin(), op_alias_table.end(),
+                       [&](const op_alias& entry) { return entry.family == family; });
 }
 
 } // namespace detail

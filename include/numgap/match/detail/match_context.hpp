@@ -140,9 +140,10 @@ public:
     match_side<T> target;
 
     // Adds a group of still-unmatched nodes (any order); picks the default
-    // outputs unless reference_output is given.
+    // outputs unless reference_output is given. ambiguous_with: see
+    // match_group (structural matching only; any order).
     void add_group(node_list reference_nodes, node_list target_nodes, std::string_view strategy, double confidence,
-                   std::optional<std::size_t> reference_output = std::nullopt) {
+                   std::optional<std::size_t> reference_output = std::nullopt, node_list ambiguous_with = {}) {
         NUMGAP_ASSERT(!reference_nodes.empty() && !target_nodes.empty());
         reference.sort_topologically(reference_nodes);
         target.sort_topologically(target_nodes);
@@ -175,6 +176,8 @@ public:
             group.target_tensor = target.last_output_key(group.target_output_node);
         group.reference_nodes = std::move(reference_nodes);
         group.target_nodes = std::move(target_nodes);
+        target.sort_topologically(ambiguous_with);
+        group.ambiguous_with = std::move(ambiguous_with);
         track_order(group);
     }
 
