@@ -169,15 +169,21 @@ TEST_CASE("csv: text cells that a spreadsheet would read as a formula get a lead
         report.groups[0].reference_tensor = formula;
         report.groups[0].op = trigger + "cmd|' /C calc'!A0";
         report.groups[0].message = formula;
+        report.groups[0].ambiguous_with = {formula};
         const std::string text = numgap::to_csv(report);
         const auto rows = parse_csv(text);
         REQUIRE(rows.size() == 2);
+        const auto column = [&](std::string_view name) {
+            return static_cast<std::size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+        };
+        REQUIRE(column("ambiguous_with") < rows[1].size());
         CHECK(rows[0][14] == "'" + trigger + "mse");
         CHECK(rows[1][0] == "'" + formula);
         CHECK(rows[1][1] == "'" + formula + "+b");
         CHECK(rows[1][2] == "'" + formula);
         CHECK(rows[1][6] == "'" + report.groups[0].op);
-        CHECK(rows[1].back() == "'" + formula);
+        CHECK(rows[1][column("message")] == "'" + formula);
+        CHECK(rows[1][column("ambiguous_with")] == "'" + formula);
         // The neutralised cell is quoted, so the quote sits right after the field's opening quote.
         CHECK(text.find("\"'" + trigger) != std::string::npos);
     }
