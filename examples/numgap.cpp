@@ -4,6 +4,7 @@
 //   numgap compare REF TARGET [--metric NAME[:OP VALUE]]... [--match auto|name|handle|structure]
 //                  [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
 //                  [--dump-failing DIR] [--threads N]
+//                  [--allow-outside-run DIR]... [--max-inflated-mib N]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories (or .npz files); see the README for the
@@ -51,6 +52,7 @@ constexpr std::string_view usage_text =
     "  numgap compare REF TARGET [--metric NAME[:OP VALUE]]... [--match auto|name|handle|structure]\n"
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "                 [--dump-failing DIR] [--threads N]\n"
+    "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
@@ -58,6 +60,9 @@ constexpr std::string_view usage_text =
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
+    "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
+    "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
+    "  limit on one compressed (.npz) tensor.\n"
     "Exit status: 0 at least one group was compared and every compared group passes;\n"
     "  1 some group fails, or nothing was compared (every row unmatched or missing);\n"
     "  2 unusable input.\n";
@@ -73,6 +78,7 @@ struct compare_arguments {
     std::string match = "auto";
     std::string csv, json, dot, svg, model_explorer, dump_failing;
     std::size_t threads = 0;
+    numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -82,6 +88,16 @@ std::size_t parse_count(std::string_view flag, std::string_view text) {
         throw usage_error{std::string(flag) + " expects a whole number from 0 to 4096, got '" +
                           std::string(text) + "'"};
     return value;
+}
+
+std::uint64_t parse_mebibytes(std::string_view flag, std::string_view text) {
+    constexpr std::uint64_t most = std::uint64_t(1) << 30; // 1 PiB: far beyond any memory
+    std::uint64_t value = 0;
+    const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (result.ec != std::errc() || result.ptr != text.data() + text.size() || value == 0 || value > most)
+        throw usage_error{std::string(flag) + " expects a whole number of MiB from 1 to " + std::to_string(most) +
+                          ", got '" + std::string(text) + "'"};
+    return value << 20;
 }
 
 compare_arguments parse_compare(std::span<char*> args) {
@@ -122,6 +138,10 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.dump_failing = take_value();
         else if (flag == "--threads")
             parsed.threads = parse_count("--threads", take_value());
+        else if (flag == "--allow-outside-run")
+            parsed.reading.allowed_roots.emplace_back(take_value());
+        else if (flag == "--max-inflated-mib")
+            parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }
@@ -190,8 +210,8 @@ private:
 
 int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
-    auto reference_run = numgap::io::run_directory::open(arguments.reference);
-    auto target_run = numgap::io::run_directory::open(arguments.target);
+    auto reference_run = numgap::io::run_directory::open(arguments.reference, arguments.reading);
+    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading);
     const numgap::basic_graph reference_graph =
         numgap::run_graph(reference_run.manifest(), reference_run.keys());
     const numgap::basic_graph target_graph = numgap::run_graph(target_run.manifest(), target_run.keys());

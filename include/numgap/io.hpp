@@ -1,12 +1,15 @@
 #pragma once
 // File formats: memory-mapped .npy/.npz/raw tensors, graph.json, run directories,
 // and the JSON helpers the report writers use. Data flows io -> graph/match -> ...
+#include <numgap/io/confined_open.hpp>
 #include <numgap/io/crc32.hpp>
+#include <numgap/io/file_descriptor.hpp>
 #include <numgap/io/inflate.hpp>
 #include <numgap/io/json.hpp>
 #include <numgap/io/little_endian.hpp>
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/npz.hpp>
+#include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>

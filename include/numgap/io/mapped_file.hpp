@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <numgap/core/error.hpp>
+#include <numgap/io/file_descriptor.hpp>
 
 namespace numgap::io {
 
@@ -46,25 +47,31 @@ public:
 
     static mapped_file open(const std::filesystem::path& path,
                             map_hint hint = map_hint::sequential) {
+        file_descriptor descriptor(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!descriptor.valid()) {
+            const int code = errno;
+            mapped_file failed;
+            failed.path_ = path;
+            throw error(failed.os_failure("cannot open", code));
+        }
+        return map(descriptor, path, hint);
+    }
+
+    // Maps the file `descriptor` refers to (opened by the caller, e.g. with
+    // open_confined); `path` only names the file in messages and path().
+    static mapped_file map(const file_descriptor& descriptor, const std::filesystem::path& path,
+                           map_hint hint = map_hint::sequential) {
         mapped_file file;
         file.path_ = path;
-        const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (descriptor < 0) throw error(file.os_failure("cannot open", errno));
-        // The descriptor is not needed once mapped; close it on every path out.
-        struct descriptor_closer {
-            int descriptor;
-            ~descriptor_closer() { ::close(descriptor); }
-        } closer{descriptor};
-
         struct stat status {};
-        if (::fstat(descriptor, &status) != 0) throw error(file.os_failure("cannot stat", errno));
+        if (::fstat(descriptor.get(), &status) != 0) throw error(file.os_failure("cannot stat", errno));
         if (!S_ISREG(status.st_mode))
             throw error("cannot map '" + path.string() + "': it is not a regular file");
         file.size_ = static_cast<std::size_t>(status.st_size);
         if (file.size_ == 0) return file;
 
         const int flags = MAP_PRIVATE | (hint == map_hint::populate ? MAP_POPULATE : 0);
-        void* address = ::mmap(nullptr, file.size_, PROT_READ, flags, descriptor, 0);
+        void* address = ::mmap(nullptr, file.size_, PROT_READ, flags, descriptor.get(), 0);
         if (address == MAP_FAILED) {
             file.size_ = 0;
             throw error(file.os_failure("cannot map", errno));
