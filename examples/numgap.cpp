@@ -589,6 +589,8 @@ int run_demo(const std::filesystem::path& directory) {
 
 int main(int argc, char** argv) {
     const std::span<char*> args(argv, std::size_t(argc));
+    // A dump truncated by another process while mapped: an error row naming the file, not SIGBUS.
+    (void)numgap::io::install_truncation_guard();
     try {
         if (args.size() < 2) throw usage_error{"missing command"};
         const std::string_view command = args[1];

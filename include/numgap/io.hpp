@@ -13,3 +13,4 @@
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
+#include <numgap/io/truncation_guard.hpp>

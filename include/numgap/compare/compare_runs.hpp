@@ -13,7 +13,9 @@
 // mapping) makes it `error` with the message, and the other groups continue;
 // an exception not derived from std::exception (a source or user metric
 // throwing an int) makes it `error` with the message "unknown exception (not
-// derived from std::exception)". Worker threads are always joined.
+// derived from std::exception)". A holder with check_intact() (io::loaded_tensor)
+// is asked after the metrics are computed, so a file truncated while it was read
+// makes its group `error` naming the file. Worker threads are always joined.
 // Groups are compared by compare_options::threads workers (1 = the calling
 // thread only) pulling the next group from a shared counter; each worker holds
 // one pair at a time, so peak memory is about one pair per worker plus the
@@ -98,6 +100,13 @@ inline void fill_metrics(group_report& row, const evaluation& result) {
     row.status = all_passed ? group_status::pass : group_status::fail;
 }
 
+// A holder that can tell its data changed while it was read (io::loaded_tensor:
+// a file truncated while mapped) throws here, turning the group into `error`.
+template <class Holder>
+void check_intact(const Holder& holder) {
+    if constexpr (requires { holder.check_intact(); }) holder.check_intact();
+}
+
 template <class RefSource, class TargetSource>
 void compare_group(group_report& row, RefSource& reference_source, TargetSource& target_source,
                    const metric_set& metrics, const evaluate_options& options) {
@@ -133,6 +142,8 @@ void compare_group(group_report& row, RefSource& reference_source, TargetSource&
         const auto logical = reference_view.logical_shape();
         row.shape.assign(logical.begin(), logical.begin() + reference_view.rank());
         fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
+        check_intact(*reference);
+        check_intact(*target);
     } catch (const std::exception& failure) {
         row.status = group_status::error;
         row.metrics.clear();

@@ -49,8 +49,9 @@
 // Not supported: graph.json next to or inside an .npz run (an .npz run has no
 // graph; use a directory), and directory symlinks while listing (an entry may
 // still name a file through one that stays inside the run).
-// A file truncated by another process while mapped raises SIGBUS on access,
-// as with any mapping.
+// A file truncated by another process while mapped raises SIGBUS on access, as
+// with any mapping, unless the truncation guard is installed (the CLI does):
+// then loaded_tensor::check_intact() throws an error naming the file.
 //
 // load() and every other const member are safe to call from several threads
 // at once. Complexity: open is O(files + graph.json); load is O(1) for mapped
@@ -103,6 +104,13 @@ public:
     const std::string& key() const noexcept { return state_->key; }
     // As named in the run: a path relative to the run directory, or the .npz member name.
     const std::string& file() const noexcept { return state_->file; }
+    // Throws numgap::error naming the file when the file the view points into
+    // was truncated while mapped (see truncation_guard.hpp): call it after
+    // reading the view; compare_runs does.
+    void check_intact() const {
+        if (state_->mapping != nullptr && state_->buffer == nullptr && state_->aligned.empty())
+            state_->mapping->check_intact();
+    }
 
 private:
     friend class run_directory;
@@ -193,9 +201,10 @@ private:
                 throw error("cannot read '" + graph.string() + "': " + failure.what());
         }
         if (graph_file) {
-            const mapped_file text = mapped_file::map(*graph_file, graph);
+            const mapped_file text = mapped_file::map(std::move(*graph_file), graph);
             manifest_ = parse_run_manifest(
                 std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), graph.string());
+            text.check_intact();
         }
         std::map<std::string, std::string> claimed; // relative file -> key of the entry
         std::vector<std::string> not_dumped;         // keys whose default-named file is absent
@@ -360,7 +369,7 @@ private:
         constexpr std::uintmax_t populate_limit = std::uintmax_t(1) << 30;
         const std::uint64_t size = size_of_open(descriptor);
         const map_hint hint = size <= populate_limit ? map_hint::populate : map_hint::sequential;
-        state.mapping = std::make_shared<const mapped_file>(mapped_file::map(descriptor, file, hint));
+        state.mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), file, hint));
         const std::span<const std::byte> bytes = state.mapping->bytes();
         if (has_npy_magic(bytes)) {
             state.view = npy_view(bytes, parse_npy_header(bytes, file.string(), spec.type));
@@ -401,6 +410,7 @@ private:
             check_declared_shape(spec, header.shape, where);
         }
         const std::span<const std::byte> bytes = archive_->member_bytes(*member, state.buffer);
+        if (state.buffer != nullptr) archive_->mapping()->check_intact(); // what was inflated was the file's
         state.view = npy_view(bytes, parse_npy_header(bytes, where, spec.type));
         finish(spec, state, where);
         return tensor;
@@ -428,6 +438,7 @@ private:
             for (int d = 0; d < view.rank() && extent != 0; ++d) extent += (view.shape(d) - 1) * view.stride(d);
             state.aligned.resize(std::size_t(extent) * item);
             if (extent != 0) std::memcpy(state.aligned.data(), view.data(), state.aligned.size());
+            if (state.mapping != nullptr && state.buffer == nullptr) state.mapping->check_intact(); // copied from the file
             view = tensor_view(state.aligned.data(), view.type(), view.shape(), view.strides());
         }
         if (spec.axis_order) {
