@@ -313,5 +313,7 @@ TEST_CASE("npz_a_member_that_claims_more_than_its_stream_holds_costs_only_what_t
     std::unique_ptr<std::byte[]> storage;
     const std::string message = error_of([&] { (void)archive.member_bytes(*archive.find("bomb.npy"), storage); });
     CHECK(contains(message, "member 'bomb.npy': corrupt deflate data: the stream ends after 9 bytes but 2147483648"));
-    CHECK(peak_resident_mib() - before < 256);
+    // Zero-filling the claim would add 2048 MiB; AddressSanitizer's shadow of
+    // the allocation adds 256 (an eighth), so the bound sits between the two.
+    CHECK(peak_resident_mib() - before < 1024);
 }

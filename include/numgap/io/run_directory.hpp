@@ -310,8 +310,11 @@ private:
             }
             const std::string_view name = entry->d_name;
             if (name == "." || name == "..") continue;
+            const bool named_npy = name.size() > 4 && name.substr(name.size() - 4) == ".npy";
             unsigned char type = entry->d_type;
+            if (type != DT_UNKNOWN && type != DT_DIR && !named_npy) continue;
             struct stat status {};
+            // The size of a regular .npy, and the type where the file system does not report it.
             if (type == DT_UNKNOWN || type == DT_REG) {
                 if (::fstatat(descriptor, entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) continue; // gone
                 type = S_ISDIR(status.st_mode) ? DT_DIR : S_ISREG(status.st_mode) ? DT_REG
@@ -328,7 +331,7 @@ private:
                 list_npy_files(std::move(child), relative + "/", found);
                 continue;
             }
-            if (name.size() <= 4 || name.substr(name.size() - 4) != ".npy") continue;
+            if (!named_npy) continue;
             if (type == DT_REG) {
                 found.emplace(relative, std::uint64_t(status.st_size));
             } else if (type == DT_LNK) {
