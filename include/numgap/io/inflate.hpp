@@ -16,8 +16,9 @@
 // block type 3, unused length/distance symbols, a distance before the start
 // of the output, and a stored block whose LEN/NLEN disagree are all errors.
 // Bytes after the final block are ignored (they cannot change the output).
-// inflate_prefix() decodes only the first bytes of a stream (no bits beyond
-// them are read), e.g. a header to validate before allocating the output.
+// inflate_prefix() decodes only the first bytes of a stream (corrupt or
+// missing data after them is no error), e.g. a header to validate before
+// allocating the output.
 //
 // Complexity: O(input + output + 2^15 per Huffman table built). Memory: the
 // output plus a few KiB of tables. Throws numgap::error that starts with
@@ -109,6 +110,9 @@ private:
     };
 
     [[noreturn]] void fail(const std::string& reason) const {
+        // With a full prefix, whatever follows it is none of the caller's business:
+        // checked here, on the error path, so decoding pays nothing per symbol.
+        stop_if_prefix_full();
         const std::size_t consumed_bits = next_byte_ * 8 - std::size_t(bit_count_);
         throw error(std::string(source_) + ": corrupt deflate data: " + reason + " (at compressed byte " +
                     std::to_string(std::min(consumed_bits / 8, input_size_)) + " of " +
@@ -320,7 +324,6 @@ private:
         static constexpr std::uint8_t distance_extra[30] = {0, 0, 0, 0, 1, 1, 2, 2,  3,  3,  4,  4,  5,  5,  6,
                                                             6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
         for (;;) {
-            stop_if_prefix_full(); // before decoding: bits past the prefix are never read
             const unsigned symbol = decode(literal, "literal/length");
             if (symbol < 256) {
                 if (output_position_ == output_size_) {
