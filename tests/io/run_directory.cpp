@@ -408,6 +408,15 @@ TEST_CASE("run_directory_allowed_roots_let_entries_resolve_into_the_named_direct
     const run_directory dir = run_directory::open(layout.run, policy);
     CHECK(dir.keys() == std::vector<std::string>{"a", "abs", "linked", "rel"});
     for (const char* key : {"rel", "abs", "linked"}) CHECK(at<float>(dir.load(key).view(), 0) == 7.0f);
+    // An allowed directory typed through a symbolic link also admits its resolved path.
+    std::filesystem::create_directory_symlink(layout.base / "shared", layout.base / "alias");
+    numgap_test::temp_directory::write_to(layout.run / "graph.json",
+                                          R"({"tensors": {"k": {"file": ")" +
+                                              std::filesystem::canonical(layout.base / "shared/s.npy").string() +
+                                              R"("}}})");
+    const run_directory through_alias = run_directory::open(layout.run, {{layout.base / "alias"}});
+    CHECK(at<float>(through_alias.load("k").view(), 0) == 7.0f);
+    CHECK(contains(layout.open_error(), "outside the run directory"));
     // The allowed directory is no licence for the rest of the file system.
     numgap_test::temp_directory::write_to(layout.run / "graph.json",
                                           R"({"tensors": {"k": {"file": "../shared/../secret.npy"}}})");

@@ -51,7 +51,8 @@
 namespace numgap::io {
 
 // A directory files may be opened beneath: its descriptor, held open, and its
-// absolute, lexically normal path (to tell which root a path enters).
+// absolute, lexically normal path, as typed and resolved (to tell which root a
+// path enters).
 class confined_root {
 public:
     // The directory itself is the user's choice: symbolic links in `directory` are followed.
@@ -60,6 +61,8 @@ public:
         std::error_code failure;
         root.path_ = std::filesystem::absolute(directory, failure).lexically_normal();
         if (failure) root.path_ = directory.lexically_normal();
+        root.resolved_path_ = std::filesystem::weakly_canonical(root.path_, failure);
+        if (failure) root.resolved_path_ = root.path_;
         root.descriptor_ = file_descriptor(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         if (!root.descriptor_.valid())
             throw error("cannot open directory '" + directory.string() + "': " +
@@ -68,9 +71,12 @@ public:
     }
     int descriptor() const noexcept { return descriptor_.get(); }
     const std::filesystem::path& path() const noexcept { return path_; }
+    // The same directory with symbolic links resolved: an absolute path may name
+    // the directory either way ("/data/shared" as typed or the "/mnt/x/shared" it links to).
+    const std::filesystem::path& resolved_path() const noexcept { return resolved_path_; }
 
 private:
-    std::filesystem::path path_;
+    std::filesystem::path path_, resolved_path_;
     file_descriptor descriptor_;
 };
 
@@ -125,14 +131,16 @@ inline file_descriptor open_confined(std::span<const confined_root> roots, std::
     const auto enter_root_containing = [&](const std::filesystem::path& logical) {
         const std::filesystem::path normal = logical.lexically_normal();
         for (const confined_root& candidate : roots) {
-            if (normal != candidate.path() && !detail::lies_inside(normal, candidate.path())) continue;
-            root = &candidate;
-            entered.clear();
-            entered_names.clear();
-            pending.clear();
-            if (normal != candidate.path())
-                detail::push_components(pending, normal.lexically_relative(candidate.path()).generic_string());
-            return;
+            for (const std::filesystem::path* base : {&candidate.path(), &candidate.resolved_path()}) {
+                if (normal != *base && !detail::lies_inside(normal, *base)) continue;
+                root = &candidate;
+                entered.clear();
+                entered_names.clear();
+                pending.clear();
+                if (normal != *base)
+                    detail::push_components(pending, normal.lexically_relative(*base).generic_string());
+                return;
+            }
         }
         throw confined_open_error(failure::outside, "it leads to '" + normal.string() +
                                                         "', outside the run directory" +
