@@ -5,6 +5,7 @@
 //                  [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
 //                  [--dump-failing DIR] [--threads N]
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
+//                  [--allow-outside-run DIR]... [--max-inflated-mib N]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories (or .npz files); see the README for the
@@ -55,6 +56,7 @@ constexpr std::string_view usage_text =
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "                 [--dump-failing DIR] [--threads N]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
+    "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
@@ -80,6 +82,9 @@ constexpr std::string_view usage_text =
     "The table's match column: strategy, confidence (when below 1), '?' for an ambiguous\n"
     "pairing; a failing ambiguous pair the values did not confirm is 'suspect' and is never\n"
     "named as first divergence or error origin.\n"
+    "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
+    "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
+    "  limit on one compressed (.npz) tensor.\n"
     "Exit status: 0 at least one group was compared and every compared group passes;\n"
     "  1 some group fails, or nothing was compared (every row unmatched or missing);\n"
     "  2 unusable input.\n";
@@ -98,6 +103,7 @@ struct compare_arguments {
     std::string map;
     std::vector<std::string> name_rules;
     numgap::repair_mode repair = numgap::repair_mode::on;
+    numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -107,6 +113,16 @@ std::size_t parse_count(std::string_view flag, std::string_view text) {
         throw usage_error{std::string(flag) + " expects a whole number from 0 to 4096, got '" +
                           std::string(text) + "'"};
     return value;
+}
+
+std::uint64_t parse_mebibytes(std::string_view flag, std::string_view text) {
+    constexpr std::uint64_t most = std::uint64_t(1) << 30; // 1 PiB: far beyond any memory
+    std::uint64_t value = 0;
+    const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (result.ec != std::errc() || result.ptr != text.data() + text.size() || value == 0 || value > most)
+        throw usage_error{std::string(flag) + " expects a whole number of MiB from 1 to " + std::to_string(most) +
+                          ", got '" + std::string(text) + "'"};
+    return value << 20;
 }
 
 compare_arguments parse_compare(std::span<char*> args) {
@@ -158,6 +174,10 @@ compare_arguments parse_compare(std::span<char*> args) {
             else if (mode == "off") parsed.repair = numgap::repair_mode::off;
             else throw usage_error{"--repair must be on, warn or off, not '" + mode + "'"};
         }
+        else if (flag == "--allow-outside-run")
+            parsed.reading.allowed_roots.emplace_back(take_value());
+        else if (flag == "--max-inflated-mib")
+            parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }
@@ -246,8 +266,8 @@ private:
 
 int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
-    auto reference_run = numgap::io::run_directory::open(arguments.reference);
-    auto target_run = numgap::io::run_directory::open(arguments.target);
+    auto reference_run = numgap::io::run_directory::open(arguments.reference, arguments.reading);
+    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading);
     // Shapes from the .npy headers only help structural matching; reading them
     // costs one small read per file, so only when it may run.
     const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";
@@ -643,6 +663,8 @@ int run_demo(const std::filesystem::path& directory) {
 
 int main(int argc, char** argv) {
     const std::span<char*> args(argv, std::size_t(argc));
+    // A dump truncated by another process while mapped: an error row naming the file, not SIGBUS.
+    (void)numgap::io::install_truncation_guard();
     try {
         if (args.size() < 2) throw usage_error{"missing command"};
         const std::string_view command = args[1];

@@ -2,7 +2,9 @@
 // File formats: memory-mapped .npy/.npz/raw tensors, graph.json, run directories,
 // and the JSON helpers the report writers use. Data flows io -> graph/match -> ...
 #include <numgap/io/atomic_file.hpp>
+#include <numgap/io/confined_open.hpp>
 #include <numgap/io/crc32.hpp>
+#include <numgap/io/file_descriptor.hpp>
 #include <numgap/io/inflate.hpp>
 #include <numgap/io/json.hpp>
 #include <numgap/io/little_endian.hpp>
@@ -10,5 +12,7 @@
 #include <numgap/io/mapping_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/npz.hpp>
+#include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
+#include <numgap/io/truncation_guard.hpp>

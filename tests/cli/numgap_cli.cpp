@@ -463,3 +463,31 @@ TEST_CASE("cli: a graph.json with a node named 'input:x' and an unproduced key '
     CHECK_MESSAGE(result.status == 0, result.err);
     CHECK(result.out.find("input:x#2") != std::string::npos);
 }
+
+TEST_CASE("cli: a run naming a file outside it exits 2 unless --allow-outside-run names that directory") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("confined");
+    write_pair(dir);
+    write_floats(dir / "shared" / "b.npy", {1.0f, -2.0f, 3.0f, 0.5f, 4.0f, -1.0f});
+    write_file(dir / "target" / "graph.json", R"({"nodes": [{"name": "a"}, {"name": "b", "inputs": ["a"]},
+        {"name": "c", "inputs": ["b"]}], "tensors": {"b": {"file": "../shared/b.npy"}}})");
+    fs::remove(dir / "target" / "b.npy");
+    const std::vector<std::string> compare = {"compare", (dir / "reference").string(), (dir / "target").string(),
+                                              "--dump-failing", (dir / "dump").string()};
+    cli_result result = run_cli(compare, dir);
+    CHECK(result.status == 2);
+    CHECK(result.err.find("tensor 'b': file '../shared/b.npy' is refused") != std::string::npos);
+    CHECK(result.err.find("outside the run directory") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "dump"));
+
+    std::vector<std::string> allowed = compare;
+    allowed.insert(allowed.end(), {"--allow-outside-run", (dir / "shared").string()});
+    result = run_cli(allowed, dir);
+    CHECK_MESSAGE(result.status == 0, result.err);
+    CHECK(result.out.find("3 groups: 3 passed, 0 failed") != std::string::npos);
+
+    result = run_cli({"compare", (dir / "reference").string(), (dir / "target").string(), "--max-inflated-mib", "0"},
+                     dir);
+    CHECK(result.status == 2);
+    CHECK(result.err.find("--max-inflated-mib expects a whole number of MiB") != std::string::npos);
+}

@@ -12,13 +12,19 @@
 #include <unordered_map>
 #include <vector>
 
+#include <unistd.h>
+
 #include <numgap/compare/compare_runs.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/graph/basic_graph.hpp>
+#include <numgap/io/npy.hpp>
+#include <numgap/io/run_directory.hpp>
+#include <numgap/io/truncation_guard.hpp>
 #include <numgap/match/match_by_name.hpp>
 #include <numgap/metric/metric_set.hpp>
 #include <numgap/report/json.hpp>
 
+#include "../io/temp_directory.hpp"
 #include "keyed_source.hpp"
 
 namespace {
@@ -286,4 +292,36 @@ TEST_CASE("compare_runs: nodes without output tensors are 'missing'; repeated na
     CHECK(report.groups[1].reference_nodes == std::vector<std::string>{"dup#1"});
     CHECK(report.groups[2].status == numgap::group_status::missing);
     CHECK(report.groups[2].message.find("no output tensor") != std::string::npos);
+}
+
+TEST_CASE("compare_runs: a file truncated while it is read makes its group 'error' naming the file") {
+    // Issue 8, defect 7: this used to be SIGBUS (exit 135, no report).
+    REQUIRE(numgap::io::install_truncation_guard());
+    numgap_test::temp_directory reference_dir, target_dir;
+    std::vector<float> values(4096);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 97) * 0.25f - 3.0f;
+    const std::vector<std::int64_t> shape{std::int64_t(values.size())};
+    for (const char* key : {"x", "a", "b", "c"}) {
+        numgap::io::write_npy(reference_dir / (std::string(key) + ".npy"), values.data(), shape);
+        numgap::io::write_npy(target_dir / (std::string(key) + ".npy"), values.data(), shape);
+    }
+    const auto reference = numgap::io::run_directory::open(reference_dir.path());
+    // Another process truncates b.npy after numgap has mapped it.
+    struct truncating_source {
+        numgap::io::run_directory run;
+        bool contains(const std::string& key) const { return run.contains(key); }
+        numgap::io::loaded_tensor load(const std::string& key) const {
+            numgap::io::loaded_tensor tensor = run.load(key);
+            if (key == "b" && ::truncate((run.path() / "b.npy").c_str(), 128) != 0)
+                throw std::runtime_error("test cannot truncate b.npy");
+            return tensor;
+        }
+    } target{numgap::io::run_directory::open(target_dir.path())};
+    const auto graph = chain({"x", "a", "b", "c"});
+    const auto report = numgap::compare_runs(graph, graph, reference, target, numgap::metric_set::defaults());
+    CHECK(row(report, "b").status == numgap::group_status::error);
+    CHECK(numgap_test::contains(row(report, "b").message, "file '" + (target_dir / "b.npy").string() +
+                                                 "' was truncated while being read"));
+    CHECK(row(report, "b").metrics.empty());
+    for (const char* node : {"x", "a", "c"}) CHECK(row(report, node).status == numgap::group_status::pass);
 }

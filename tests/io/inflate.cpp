@@ -218,3 +218,26 @@ TEST_CASE("inflate_survives_every_single_byte_corruption_and_truncation") {
     CHECK(errors > 0);
     MESSAGE("mutants rejected: " << errors << ", decoded to the declared size: " << decoded);
 }
+
+TEST_CASE("inflate_prefix_decodes_only_the_first_bytes") {
+    // 'x' then a match of 5 (a run of six 'x'), then a literal 'y', in one fixed block...
+    bit_writer w;
+    w.bits(0, 1), w.bits(1, 2);
+    w.code(0x30 + 'x', 8);
+    w.code(0b0000011, 7); // length 5
+    w.code(0, 5);         // distance 1
+    w.code(0x30 + 'y', 8);
+    w.code(0, 7); // end of block
+    w.bits(1, 1), w.bits(3, 2); // ...then a final block of reserved type 3: corrupt
+    const auto prefix_of = [&](std::size_t size) {
+        std::vector<std::byte> prefix(size, std::byte('?'));
+        prefix.resize(numgap::io::inflate_prefix(w.bytes, prefix, "prefix stream"));
+        return prefix;
+    };
+    CHECK(prefix_of(0).empty());
+    CHECK(prefix_of(1) == numgap_test::to_bytes("x"));
+    CHECK(prefix_of(4) == numgap_test::to_bytes("xxxx")); // stops inside the match
+    CHECK(prefix_of(7) == numgap_test::to_bytes("xxxxxxy")); // exactly full: the corrupt block is not read
+    CHECK(contains(error_of([&] { (void)prefix_of(8); }), "prefix stream: corrupt deflate data: invalid block type 3"));
+    CHECK(contains(inflate_error(w.bytes, 7), "invalid block type 3")); // the whole stream is corrupt
+}

@@ -165,3 +165,26 @@ TEST_CASE("write_json_number_is_shortest_round_trip_and_names_non_finite") {
         CHECK(back.as_number() == value);
     }
 }
+
+TEST_CASE("json_numbers_too_small_for_a_double_read_as_zero_and_too_large_stay_errors") {
+    const json_value root =
+        parse_json("[1e-400, -1e-400, 4e-320, 0.00001e-320, 1000e-330, 5e-324, 0.001e311, 1E-99999999999999999999]",
+                   "n.json");
+    const auto& n = root.as_array();
+    CHECK(n[0].as_number() == 0.0);
+    CHECK_FALSE(std::signbit(n[0].as_number()));
+    CHECK(n[1].as_number() == 0.0);
+    CHECK(std::signbit(n[1].as_number()));
+    CHECK(n[2].as_number() == 4e-320); // subnormals keep their nearest value
+    CHECK(n[2].as_number() > 0.0);
+    CHECK(n[3].as_number() == 0.0);
+    CHECK(n[4].as_number() == 0.0);            // 1e-327
+    CHECK(n[5].as_number() == std::numeric_limits<double>::denorm_min());
+    CHECK(n[6].as_number() == 1e308);
+    CHECK(n[7].as_number() == 0.0);
+    CHECK_FALSE(n[0].is_integer());
+    CHECK(contains(json_error("[1e400]"), "graph.json:1:2: number 1e400 is out of the range of a double"));
+    CHECK(contains(json_error("[-0.0001e400]"), "number -0.0001e400 is out of the range of a double"));
+    CHECK(contains(json_error("[1000e306]"), "number 1000e306 is out of the range of a double"));
+    CHECK(contains(json_error("[1E99999999999999999999]"), "is out of the range of a double"));
+}

@@ -5,15 +5,21 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
+
 #include <numgap/io/npy.hpp>
 #include <numgap/io/npz.hpp>
+#include <numgap/io/read_policy.hpp>
 
 #include "temp_directory.hpp"
+#include "zip_builder.hpp"
 
 using numgap::io::npz_archive;
 using numgap_test::contains;
@@ -47,7 +53,7 @@ std::string corrupted_error(const std::string& fixture, void (*mutate)(std::vect
     const auto path = scratch.write("bad.npz", bytes);
     return error_of([&] {
         const npz_archive archive = npz_archive::open(path);
-        std::vector<std::byte> storage;
+        std::unique_ptr<std::byte[]> storage;
         for (const auto& member : archive.members()) (void)archive.member_bytes(member, storage);
     });
 }
@@ -60,9 +66,9 @@ TEST_CASE("npz_stored_members_are_views_into_the_mapping") {
     const auto* a = archive.find("a.npy");
     REQUIRE(a != nullptr);
     CHECK(a->method == 0);
-    std::vector<std::byte> storage;
+    std::unique_ptr<std::byte[]> storage;
     const auto bytes = archive.member_bytes(*a, storage);
-    CHECK(storage.empty());
+    CHECK(storage == nullptr);
     CHECK(bytes.data() >= archive.mapping()->data());
     CHECK(bytes.data() + bytes.size() <= archive.mapping()->data() + archive.mapping()->size());
     const auto header = numgap::io::parse_npy_header(bytes, "a.npy");
@@ -86,9 +92,9 @@ TEST_CASE("npz_deflated_members_inflate_to_the_exact_data_over_dynamic_blocks") 
     (void)numgap::io::inflate(archive.mapping()->bytes().subspan(big->data_offset, big->compressed_size),
                               big->uncompressed_size, "big", &stats);
     CHECK(stats.dynamic_blocks >= 2);
-    std::vector<std::byte> storage;
+    std::unique_ptr<std::byte[]> storage;
     const auto bytes = archive.member_bytes(*big, storage);
-    CHECK(bytes.data() == storage.data());
+    CHECK(bytes.data() == storage.get());
     const auto header = numgap::io::parse_npy_header(bytes, "big.npy");
     REQUIRE(header.data_bytes == 65536);
     const std::vector<std::uint8_t> expected = numgap_test::lcg_bytes(65536);
@@ -105,7 +111,7 @@ TEST_CASE("npz_reads_zip64_end_records_and_directory_extra_fields") {
     REQUIRE(!find_all(raw, 0x07064b50u).empty()); // the fixture really has a ZIP64 locator
     const npz_archive archive = npz_archive::open(numgap_test::fixture("npz/zip64.npz"));
     CHECK(names(archive) == std::vector<std::string>{"a.npy", "c.npy"});
-    std::vector<std::byte> storage;
+    std::unique_ptr<std::byte[]> storage;
     const auto bytes = archive.member_bytes(*archive.find("c.npy"), storage);
     const auto header = numgap::io::parse_npy_header(bytes, "c.npy");
     float value;
@@ -188,4 +194,126 @@ TEST_CASE("npz_rejects_corrupt_archives_naming_archive_and_member") {
         });
         CHECK(contains(message, "claims 240 members"));
     }
+}
+
+namespace {
+
+std::vector<std::byte> bytes_of(std::string_view text) { return numgap_test::to_bytes(text); }
+
+// Peak resident memory of this process so far, in MiB.
+long peak_resident_mib() {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return usage.ru_maxrss / 1024;
+}
+
+} // namespace
+
+TEST_CASE("npz_refuses_members_that_share_bytes_at_open") {
+    // The overlapping bomb: 64 local headers in a row, then one stream; every
+    // member's data runs from its header to the end of the stream, so reading
+    // them all would inflate the stream 64 times.
+    const std::vector<std::byte> zeros(4096);
+    const std::vector<std::byte> stream = numgap_test::deflate_stored(zeros);
+    numgap_test::zip_builder zip;
+    std::vector<numgap_test::zip_builder::record> records(64);
+    std::vector<std::size_t> data_offsets;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        records[i].name = "m" + std::to_string(100 + i) + ".npy";
+        data_offsets.push_back(zip.size() + 30 + records[i].name.size());
+        (void)zip.local_header(records[i]); // sizes are patched into the directory below
+    }
+    zip.append(stream);
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        records[i].compressed_size = std::uint32_t(zip.size() - data_offsets[i]);
+        records[i].uncompressed_size = std::uint32_t(zeros.size());
+        records[i].crc32 = numgap::io::crc32(zeros);
+        zip.directory_entry(records[i], data_offsets[i] - 30 - records[i].name.size());
+    }
+    numgap_test::temp_directory scratch;
+    const auto path = scratch.write("overlap.npz", zip.finish());
+    const std::string message = error_of([&] { (void)npz_archive::open(path); });
+    CHECK(contains(message, "overlap.npz"));
+    CHECK(contains(message, "member 'm101.npy' overlaps member 'm100.npy'"));
+    CHECK(contains(message, "refuses archives whose members share bytes"));
+
+    // Adjacent members (the normal layout) are fine.
+    numgap_test::zip_builder honest;
+    for (const char* name : {"a.npy", "b.npy"}) {
+        numgap_test::zip_builder::record record{name, 8, numgap::io::crc32(zeros), std::uint32_t(stream.size()),
+                                                std::uint32_t(zeros.size())};
+        honest.member(record, stream);
+    }
+    const auto fine = scratch.write("fine.npz", honest.finish());
+    CHECK(npz_archive::open(fine).members().size() == 2);
+}
+
+TEST_CASE("npz_refuses_impossible_and_over_limit_sizes_before_allocating") {
+    numgap_test::temp_directory scratch;
+    const std::vector<std::byte> stream = numgap_test::deflate_stored(bytes_of("tiny"));
+    std::vector<std::byte> padded = stream;
+    padded.resize(std::size_t(1) << 20); // bytes after the final block are ignored
+    numgap_test::zip_builder zip;
+    // 1 GiB from 9 compressed bytes: more than deflate's 1032:1 can produce.
+    zip.member({"ratio.npy", 8, 0, std::uint32_t(stream.size()), std::uint32_t(1) << 30}, stream);
+    // 2 MiB from 1 MiB: a possible ratio, over the limit set below.
+    zip.member({"limit.npy", 8, 0, std::uint32_t(padded.size()), std::uint32_t(2) << 20}, padded);
+    const auto path = scratch.write("claims.npz", zip.finish());
+    const npz_archive archive = npz_archive::open(path, std::uint64_t(1) << 20);
+    std::unique_ptr<std::byte[]> storage;
+    std::array<std::byte, 64> prefix{};
+    const std::string ratio = error_of([&] { (void)archive.member_bytes(*archive.find("ratio.npy"), storage); });
+    CHECK(contains(ratio, "member 'ratio.npy' declares an uncompressed size of 1073741824 bytes, impossible for 9"));
+    CHECK(contains(ratio, "at most 1032:1"));
+    CHECK(error_of([&] { (void)archive.member_prefix(*archive.find("ratio.npy"), prefix); }) == ratio);
+    const std::string limit = error_of([&] { (void)archive.member_bytes(*archive.find("limit.npy"), storage); });
+    CHECK(contains(limit, "member 'limit.npy' declares 2097152 uncompressed bytes, more than the limit of 1048576"));
+    CHECK(contains(limit, "read_policy::max_inflated_bytes"));
+    CHECK(storage == nullptr); // refused before anything was allocated
+    // The default limit lets the same member through (it then fails for its short stream).
+    const npz_archive defaults = npz_archive::open(path);
+    CHECK(contains(error_of([&] { (void)defaults.member_bytes(*defaults.find("limit.npy"), storage); }),
+                   "the stream ends after 4 bytes but 2097152 were expected"));
+    CHECK(numgap::io::read_policy::default_max_inflated_bytes == std::uint64_t(4) << 30);
+}
+
+TEST_CASE("npz_member_prefix_inflates_only_the_first_bytes") {
+    // A stored block with a header-like start, then a corrupt block: the prefix
+    // reads without touching the corruption, the whole member does not.
+    const std::string start(100, 'h');
+    std::vector<std::byte> stream = numgap_test::deflate_stored(bytes_of(start));
+    stream[0] = std::byte(0); // not final: a block follows
+    stream.push_back(std::byte(0x07)); // final block of reserved type 3
+    numgap_test::zip_builder zip;
+    zip.member({"x.npy", 8, 0, std::uint32_t(stream.size()), 200}, stream);
+    numgap_test::temp_directory scratch;
+    const npz_archive archive = npz_archive::open(scratch.write("x.npz", zip.finish()));
+    std::array<std::byte, 64> prefix{};
+    const auto head = archive.member_prefix(*archive.find("x.npy"), prefix);
+    CHECK(head.size() == 64);
+    CHECK(head.data() == prefix.data());
+    CHECK(std::to_integer<char>(head[63]) == 'h');
+    std::unique_ptr<std::byte[]> storage;
+    CHECK(contains(error_of([&] { (void)archive.member_bytes(*archive.find("x.npy"), storage); }),
+                   "member 'x.npy': corrupt deflate data: invalid block type 3"));
+}
+
+TEST_CASE("npz_a_member_that_claims_more_than_its_stream_holds_costs_only_what_the_stream_produces") {
+    // The bomb: a small archive whose member claims ~2 GiB. The buffer
+    // is not zero-filled, so only the pages the stream writes become resident.
+    const std::uint32_t claimed = std::uint32_t(2) << 30;
+    const std::vector<std::byte> stream = numgap_test::deflate_stored(bytes_of("only this"));
+    std::vector<std::byte> padded = stream;
+    padded.resize(claimed / 1032 + 4096);
+    numgap_test::zip_builder zip;
+    zip.member({"bomb.npy", 8, 0, std::uint32_t(padded.size()), claimed}, padded);
+    numgap_test::temp_directory scratch;
+    const npz_archive archive = npz_archive::open(scratch.write("bomb.npz", zip.finish()));
+    const long before = peak_resident_mib();
+    std::unique_ptr<std::byte[]> storage;
+    const std::string message = error_of([&] { (void)archive.member_bytes(*archive.find("bomb.npy"), storage); });
+    CHECK(contains(message, "member 'bomb.npy': corrupt deflate data: the stream ends after 9 bytes but 2147483648"));
+    // Zero-filling the claim would add 2048 MiB; AddressSanitizer's shadow of
+    // the allocation adds 256 (an eighth), so the bound sits between the two.
+    CHECK(peak_resident_mib() - before < 1024);
 }

@@ -11,10 +11,16 @@
 #include <thread>
 #include <vector>
 
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <numgap/io/npy.hpp>
+#include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_directory.hpp>
 
 #include "temp_directory.hpp"
+#include "zip_builder.hpp"
 
 using numgap::dtype;
 using numgap::io::loaded_tensor;
@@ -304,4 +310,165 @@ TEST_CASE("run_directory_load_is_safe_from_several_threads") {
         });
     for (std::thread& worker : workers) worker.join();
     for (int count : matches) CHECK(count == 3);
+}
+
+// ---- Confinement: a run cannot make numgap read outside it (issue 8, defect 1).
+
+namespace {
+
+// base/run is the run; base/secret.npy and base/shared/ are outside it.
+struct confinement_layout {
+    numgap_test::temp_directory base;
+    std::filesystem::path run = base / "run";
+    confinement_layout() {
+        write_floats(base / "secret.npy", {42}, {1});
+        write_floats(base / "shared/s.npy", {7}, {1});
+        write_floats(run / "a.npy", {1}, {1});
+        std::filesystem::create_directories(run / "sub");
+    }
+    std::string open_error(const numgap::io::read_policy& policy = {}) const {
+        return error_of([&] { (void)run_directory::open(run, policy); });
+    }
+};
+
+} // namespace
+
+TEST_CASE("run_directory_refuses_graph_json_entries_that_leave_the_run") {
+    confinement_layout layout;
+    const std::string outside = (layout.base / "secret.npy").lexically_normal().string();
+    for (const std::string& file : {std::string("../secret.npy"), std::string("sub/../../secret.npy"), outside,
+                                    std::string("./../run/../secret.npy")}) {
+        CAPTURE(file);
+        numgap_test::temp_directory::write_to(layout.run / "graph.json",
+                                              R"({"tensors": {"k": {"file": ")" + file + R"("}}})");
+        const std::string message = layout.open_error();
+        CHECK(contains(message, "graph.json: tensor 'k': file '" + file + "' is refused: it leads to '" + outside +
+                                    "', outside the run directory"));
+        CHECK(contains(message, "--allow-outside-run"));
+        CHECK(contains(message, "in run '" + layout.run.string() + "'"));
+    }
+    // Dot-dot that stays inside is just a path.
+    write_floats(layout.run / "d/b.npy", {2}, {1});
+    numgap_test::temp_directory::write_to(layout.run / "graph.json", R"({"tensors": {"k": {"file": "d/../a.npy"}}})");
+    CHECK(at<float>(run_directory::open(layout.run).load("k").view(), 0) == 1.0f);
+}
+
+TEST_CASE("run_directory_refuses_symbolic_links_that_leave_the_run") {
+    confinement_layout layout;
+    std::filesystem::create_symlink("../secret.npy", layout.run / "leak.npy");
+    // Found while listing: refused at open, naming the link.
+    const std::string listed = layout.open_error();
+    CHECK(contains(listed, "run '" + layout.run.string() + "': 'leak.npy' is refused: it leads to '"));
+    std::filesystem::remove(layout.run / "leak.npy");
+    // Absolute link targets and links to a directory outside, named by graph.json.
+    std::filesystem::create_symlink(layout.base / "secret.npy", layout.run / "absolute.bin");
+    std::filesystem::create_directory_symlink(layout.base / "shared", layout.run / "elsewhere");
+    for (const char* file : {"absolute.bin", "elsewhere/s.npy"}) {
+        CAPTURE(file);
+        numgap_test::temp_directory::write_to(layout.run / "graph.json",
+                                              std::string(R"({"tensors": {"k": {"file": ")") + file + R"("}}})");
+        CHECK(contains(layout.open_error(), std::string("file '") + file + "' is refused: it leads to '"));
+    }
+    // A directory symlink is not entered while listing (elsewhere/s.npy is no key).
+    std::filesystem::remove(layout.run / "graph.json");
+    std::filesystem::remove(layout.run / "absolute.bin");
+    CHECK(run_directory::open(layout.run).keys() == std::vector<std::string>{"a"});
+
+    // Links that stay inside are followed, relative or through the run's own parent name.
+    std::filesystem::create_symlink("a.npy", layout.run / "same.npy");
+    std::filesystem::create_directory(layout.run / "d");
+    std::filesystem::create_symlink("../../run/a.npy", layout.run / "d/up.npy");
+    const run_directory inside = run_directory::open(layout.run);
+    CHECK(inside.keys() == std::vector<std::string>{"a", "d/up", "same"});
+    CHECK(at<float>(inside.load("same").view(), 0) == 1.0f);
+    CHECK(at<float>(inside.load("d/up").view(), 0) == 1.0f);
+}
+
+TEST_CASE("run_directory_load_opens_beneath_the_run_so_a_file_swapped_for_a_link_is_refused") {
+    confinement_layout layout;
+    const run_directory dir = run_directory::open(layout.run);
+    CHECK(at<float>(dir.load("a").view(), 0) == 1.0f);
+    // After open() checked it, a.npy becomes a link to a file outside: load must not follow it.
+    std::filesystem::remove(layout.run / "a.npy");
+    std::filesystem::create_symlink(layout.base / "secret.npy", layout.run / "a.npy");
+    const std::string message = error_of([&] { (void)dir.load("a"); });
+    CHECK(contains(message, "tensor 'a': file 'a.npy' is refused: it leads to '"));
+    CHECK_FALSE(contains(message, "42"));
+}
+
+TEST_CASE("run_directory_allowed_roots_let_entries_resolve_into_the_named_directories_only") {
+    confinement_layout layout;
+    std::filesystem::create_symlink(layout.base / "shared/s.npy", layout.run / "linked.npy");
+    numgap_test::temp_directory::write_to(
+        layout.run / "graph.json",
+        R"({"tensors": {"rel": {"file": "../shared/s.npy"}, "abs": {"file": ")" +
+            (layout.base / "shared/s.npy").string() + R"("}}})");
+    CHECK(contains(layout.open_error(), "outside the run directory"));
+    const numgap::io::read_policy policy{{layout.base / "shared"}};
+    const run_directory dir = run_directory::open(layout.run, policy);
+    CHECK(dir.keys() == std::vector<std::string>{"a", "abs", "linked", "rel"});
+    for (const char* key : {"rel", "abs", "linked"}) CHECK(at<float>(dir.load(key).view(), 0) == 7.0f);
+    // An allowed directory typed through a symbolic link also admits its resolved path.
+    std::filesystem::create_directory_symlink(layout.base / "shared", layout.base / "alias");
+    numgap_test::temp_directory::write_to(layout.run / "graph.json",
+                                          R"({"tensors": {"k": {"file": ")" +
+                                              std::filesystem::canonical(layout.base / "shared/s.npy").string() +
+                                              R"("}}})");
+    const run_directory through_alias = run_directory::open(layout.run, {{layout.base / "alias"}});
+    CHECK(at<float>(through_alias.load("k").view(), 0) == 7.0f);
+    CHECK(contains(layout.open_error(), "outside the run directory"));
+    // The allowed directory is no licence for the rest of the file system.
+    numgap_test::temp_directory::write_to(layout.run / "graph.json",
+                                          R"({"tensors": {"k": {"file": "../shared/../secret.npy"}}})");
+    CHECK(contains(layout.open_error(policy), "outside the run directory and every allowed directory"));
+}
+
+TEST_CASE("run_directory_does_not_hang_on_a_fifo_and_names_unlistable_directories") {
+    confinement_layout layout;
+    REQUIRE(::mkfifo((layout.run / "pipe.npy").c_str(), 0600) == 0);
+    CHECK(run_directory::open(layout.run).keys() == std::vector<std::string>{"a"}); // not a regular file
+    numgap_test::temp_directory::write_to(layout.run / "graph.json", R"({"tensors": {"p": {"file": "pipe.npy"}}})");
+    CHECK(contains(layout.open_error(), "tensor 'p': file 'pipe.npy' is not a regular file in run"));
+    std::filesystem::remove(layout.run / "graph.json");
+
+    // Any failure to list a subdirectory names it and says why (it used to print "Permission denied ()").
+    write_floats(layout.run / "deep/er/x.npy", {1}, {1});
+    rlimit saved{};
+    REQUIRE(::getrlimit(RLIMIT_NOFILE, &saved) == 0);
+    int lowest_free = ::dup(0);
+    ::close(lowest_free);
+    rlimit tight = saved;
+    tight.rlim_cur = rlim_t(lowest_free + 3); // the run, its listing, "deep": no room for "deep/er"
+    REQUIRE(::setrlimit(RLIMIT_NOFILE, &tight) == 0);
+    const std::string message = layout.open_error();
+    ::setrlimit(RLIMIT_NOFILE, &saved);
+    CHECK(contains(message, "cannot list 'deep/er' in run '" + layout.run.string() + "': Too many open files"));
+    if (::geteuid() != 0) {
+        std::filesystem::permissions(layout.run / "deep", std::filesystem::perms::none);
+        const std::string denied = layout.open_error();
+        std::filesystem::permissions(layout.run / "deep", std::filesystem::perms::owner_all);
+        CHECK(contains(denied, "cannot list 'deep' in run '" + layout.run.string() + "': Permission denied"));
+    }
+}
+
+// ---- Compressed members are checked before they are inflated (defect 5).
+
+TEST_CASE("run_directory_checks_a_compressed_member_header_against_its_size_before_inflating") {
+    // The header says 1000 floats, the archive says 256 MiB, and the stream is
+    // corrupt right after the header: the header check must fire first.
+    const std::array<std::int64_t, 1> shape{1000};
+    const std::string preamble = numgap::io::detail::npy_preamble(dtype::float32, shape);
+    std::vector<std::byte> stream = numgap_test::deflate_stored(numgap_test::to_bytes(preamble));
+    stream[0] = std::byte(0);          // not final
+    stream.push_back(std::byte(0x07)); // then a block of reserved type 3
+    const std::uint32_t claimed = std::uint32_t(256) << 20;
+    stream.resize(claimed / 1032 + 4096);
+    numgap_test::zip_builder zip;
+    zip.member({"t.npy", 8, 0, std::uint32_t(stream.size()), claimed}, stream);
+    numgap_test::temp_directory scratch;
+    const run_directory dir = run_directory::open(scratch.write("run.npz", zip.finish()));
+    const std::string message = error_of([&] { (void)dir.load("t"); });
+    CHECK(contains(message, "member 't.npy'"));
+    CHECK(contains(message, "bytes after the 4000 bytes that shape (1000,) of float32 needs"));
+    CHECK_FALSE(contains(message, "corrupt deflate data"));
 }

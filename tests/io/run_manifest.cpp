@@ -167,3 +167,14 @@ TEST_CASE("run_manifest_rejects_bad_quantization_naming_the_tensor") {
     CHECK(contains(tensor_error(R"({"dtype": "float32", "scale": 0.5})"),
                    "tensor 't': \"scale\" is given but dtype float32 is not an integer type"));
 }
+
+TEST_CASE("run_manifest_numbers_that_underflow_read_as_zero_in_metadata_and_fields") {
+    // Free-form metadata may hold any JSON number; it used to fail the whole graph.json.
+    const run_manifest manifest = parse_run_manifest(
+        R"({"metadata": {"eps": 1e-400}, "nodes": [{"name": "a", "metadata": {"tiny": -2.5e-999}}]})",
+        "runs/ref/graph.json");
+    CHECK(manifest.nodes.size() == 1);
+    // In a numeric field the value is zero, and the field's own rule decides.
+    CHECK(contains(tensor_error(R"({"scale": 1e-400})"), "tensor 't': \"scale\" 0 must be finite and non-zero"));
+    CHECK(contains(tensor_error(R"({"scale": 1e400})"), "runs/ref/graph.json:1:29: number 1e400 is out of the range"));
+}

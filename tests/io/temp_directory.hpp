@@ -104,6 +104,12 @@ public:
         const std::vector<std::byte> bytes = to_bytes(text);
         return write(relative, bytes);
     }
+    // Writes (replaces) any file, e.g. one in a directory below a scratch directory.
+    static void write_to(const std::filesystem::path& file, std::string_view text) {
+        std::ofstream out(file, std::ios::binary | std::ios::trunc);
+        out.write(text.data(), std::streamsize(text.size()));
+        if (!out) throw std::runtime_error("test cannot write " + file.string());
+    }
 
 private:
     std::filesystem::path path_;

@@ -13,7 +13,9 @@
 // mapping) makes it `error` with the message, and the other groups continue;
 // an exception not derived from std::exception (a source or user metric
 // throwing an int) makes it `error` with the message "unknown exception (not
-// derived from std::exception)". Worker threads are always joined.
+// derived from std::exception)". A holder with check_intact() (io::loaded_tensor)
+// is asked after the metrics are computed, so a file truncated while it was read
+// makes its group `error` naming the file. Worker threads are always joined.
 // Groups are compared by compare_options::threads workers (1 = the calling
 // thread only) pulling the next group from a shared counter; each worker holds
 // one pair at a time, so peak memory is about one pair per worker plus the
@@ -107,6 +109,13 @@ inline void fill_metrics(group_report& row, const evaluation& result) {
     row.status = all_passed ? group_status::pass : group_status::fail;
 }
 
+// A holder that can tell its data changed while it was read (io::loaded_tensor:
+// a file truncated while mapped) throws here, turning the group into `error`.
+template <class Holder>
+void check_intact(const Holder& holder) {
+    if constexpr (requires { holder.check_intact(); }) holder.check_intact();
+}
+
 // Compares the row's two tensors into the row. With shapes_are_evidence (a
 // structural pair), tensors whose shapes differ after axis_order are not
 // evaluated: the row is left `error` with a message giving both shapes and the
@@ -159,6 +168,8 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
             }
         }
         fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
+        check_intact(*reference);
+        check_intact(*target);
     } catch (const std::exception& failure) {
         row.status = group_status::error;
         row.metrics.clear();

@@ -16,6 +16,9 @@
 // block type 3, unused length/distance symbols, a distance before the start
 // of the output, and a stored block whose LEN/NLEN disagree are all errors.
 // Bytes after the final block are ignored (they cannot change the output).
+// inflate_prefix() decodes only the first bytes of a stream (corrupt or
+// missing data after them is no error), e.g. a header to validate before
+// allocating the output.
 //
 // Complexity: O(input + output + 2^15 per Huffman table built). Memory: the
 // output plus a few KiB of tables. Throws numgap::error that starts with
@@ -48,15 +51,25 @@ namespace detail {
 
 class inflater {
 public:
-    inflater(std::span<const std::byte> input, std::span<std::byte> output, std::string_view source)
+    // Whether `output` is the whole stream's output (it must fill it exactly) or
+    // only the first bytes wanted (decoding stops, without error, once it is full).
+    enum class extent { whole, prefix };
+    // Thrown (and caught by inflate_prefix) when a prefix is full.
+    struct prefix_full {};
+
+    inflater(std::span<const std::byte> input, std::span<std::byte> output, std::string_view source,
+             extent wanted = extent::whole)
         : input_(reinterpret_cast<const std::uint8_t*>(input.data())), input_size_(input.size()),
           output_(output.data()), output_size_(output.size()), source_(source),
-          tables_(std::make_unique<tables>()) {}
+          tables_(std::make_unique<tables>()), prefix_only_(wanted == extent::prefix) {}
+
+    std::size_t produced() const noexcept { return output_position_; }
 
     void run(inflate_stats& stats) {
         stats_ = &stats;
         bool final_block = false;
         while (!final_block) {
+            stop_if_prefix_full();
             final_block = take(1) != 0;
             switch (take(2)) {
             case 0:
@@ -74,7 +87,7 @@ public:
             default: fail("invalid block type 3");
             }
         }
-        if (output_position_ != output_size_)
+        if (!prefix_only_ && output_position_ != output_size_)
             fail("the stream ends after " + std::to_string(output_position_) + " bytes but " +
                  std::to_string(output_size_) + " were expected");
     }
@@ -97,6 +110,9 @@ private:
     };
 
     [[noreturn]] void fail(const std::string& reason) const {
+        // With a full prefix, whatever follows it is none of the caller's business:
+        // checked here, on the error path, so decoding pays nothing per symbol.
+        stop_if_prefix_full();
         const std::size_t consumed_bits = next_byte_ * 8 - std::size_t(bit_count_);
         throw error(std::string(source_) + ": corrupt deflate data: " + reason + " (at compressed byte " +
                     std::to_string(std::min(consumed_bits / 8, input_size_)) + " of " +
@@ -220,9 +236,12 @@ private:
         if ((length ^ 0xffffu) != complement) fail("stored block length does not match its complement");
         const std::size_t position = next_byte_ - std::size_t(bit_count_ / 8);
         if (length > input_size_ - position) fail("a stored block runs past the end of the compressed data");
-        if (length > output_size_ - output_position_) too_long();
-        if (length != 0) std::memcpy(output_ + output_position_, input_ + position, length);
-        output_position_ += length;
+        const bool fills_prefix = length > output_size_ - output_position_;
+        if (fills_prefix && !prefix_only_) too_long();
+        const std::size_t kept = std::min<std::size_t>(length, output_size_ - output_position_);
+        if (kept != 0) std::memcpy(output_ + output_position_, input_ + position, kept);
+        output_position_ += kept;
+        if (fills_prefix) throw prefix_full{};
         next_byte_ = position + length;
         bits_ = 0;
         bit_count_ = 0;
@@ -285,6 +304,10 @@ private:
         codes(tables_->literal, tables_->distance);
     }
 
+    void stop_if_prefix_full() const {
+        if (prefix_only_ && output_position_ == output_size_) throw prefix_full{};
+    }
+
     [[noreturn]] void too_long() const {
         fail("the stream produces more than the " + std::to_string(output_size_) + " bytes expected");
     }
@@ -303,21 +326,28 @@ private:
         for (;;) {
             const unsigned symbol = decode(literal, "literal/length");
             if (symbol < 256) {
-                if (output_position_ == output_size_) too_long();
+                if (output_position_ == output_size_) {
+                    if (prefix_only_) throw prefix_full{};
+                    too_long();
+                }
                 output_[output_position_++] = std::byte(symbol);
                 continue;
             }
             if (symbol == 256) return;
             const unsigned length_symbol = symbol - 257;
             if (length_symbol >= 29) fail("invalid length symbol " + std::to_string(symbol));
-            const std::size_t length = length_base[length_symbol] + take(length_extra[length_symbol]);
+            std::size_t length = length_base[length_symbol] + take(length_extra[length_symbol]);
             const unsigned distance_symbol = decode(distance, "distance");
             if (distance_symbol >= 30) fail("invalid distance symbol " + std::to_string(distance_symbol));
             const std::size_t back = distance_base[distance_symbol] + take(distance_extra[distance_symbol]);
             if (back > output_position_)
                 fail("a match refers " + std::to_string(back) + " bytes back but only " +
                      std::to_string(output_position_) + " have been produced");
-            if (length > output_size_ - output_position_) too_long();
+            const bool fills_prefix = length > output_size_ - output_position_;
+            if (fills_prefix) {
+                if (!prefix_only_) too_long();
+                length = output_size_ - output_position_;
+            }
             std::byte* destination = output_ + output_position_;
             const std::byte* origin = destination - back;
             if (back >= length) {
@@ -327,6 +357,7 @@ private:
                 for (std::size_t i = 0; i < length; ++i) destination[i] = origin[i];
             }
             output_position_ += length;
+            if (fills_prefix) throw prefix_full{};
         }
     }
 
@@ -342,6 +373,7 @@ private:
     std::unique_ptr<tables> tables_;
     huffman_table fixed_literal_{}, fixed_distance_{};
     bool fixed_built_ = false;
+    bool prefix_only_;
     inflate_stats* stats_ = nullptr;
 };
 
@@ -353,6 +385,21 @@ inline void inflate_into(std::span<const std::byte> compressed, std::span<std::b
     inflate_stats local;
     auto decoder = std::make_unique<detail::inflater>(compressed, output, source);
     decoder->run(stats != nullptr ? *stats : local);
+}
+
+// Inflates only the first prefix.size() bytes of `compressed` (fewer when the
+// stream is shorter) and returns how many it produced; the rest of the stream
+// is not decoded. Corrupt data before that point is still an error. Lets a
+// caller validate a header before it allocates the whole output.
+inline std::size_t inflate_prefix(std::span<const std::byte> compressed, std::span<std::byte> prefix,
+                                  std::string_view source) {
+    inflate_stats local;
+    auto decoder = std::make_unique<detail::inflater>(compressed, prefix, source, detail::inflater::extent::prefix);
+    try {
+        decoder->run(local);
+    } catch (const detail::inflater::prefix_full&) {
+    }
+    return decoder->produced();
 }
 
 inline std::vector<std::byte> inflate(std::span<const std::byte> compressed, std::size_t expected_size,

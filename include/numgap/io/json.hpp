@@ -20,6 +20,7 @@
 //
 // Complexity: parsing is O(text) time and memory; writing is O(output).
 // parse_json throws numgap::error; the writers throw only std::bad_alloc.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -394,6 +395,36 @@ private:
         }
     }
 
+    // The power of ten of the first significant digit of a validated JSON number
+    // ("0.00123e4" -> 1; no significant digit -> 0), saturating far beyond any
+    // double's range, so it tells an underflow from an overflow.
+    static long decimal_exponent(std::string_view number) {
+        std::size_t at = number.front() == '-' ? 1 : 0;
+        const auto is_digit = [&] { return at < number.size() && number[at] >= '0' && number[at] <= '9'; };
+        long integer_digits = 0, fraction_zeros = 0;
+        bool significant_integer = false, significant_fraction = false;
+        for (; is_digit(); ++at, ++integer_digits) significant_integer = significant_integer || number[at] != '0';
+        if (at < number.size() && number[at] == '.') {
+            for (++at; is_digit(); ++at) {
+                if (significant_integer || significant_fraction) continue;
+                if (number[at] == '0')
+                    ++fraction_zeros;
+                else
+                    significant_fraction = true;
+            }
+        }
+        long exponent = 0;
+        if (at < number.size() && (number[at] == 'e' || number[at] == 'E')) {
+            const bool negative = ++at < number.size() && number[at] == '-';
+            if (at < number.size() && (number[at] == '-' || number[at] == '+')) ++at;
+            for (; is_digit(); ++at) exponent = std::min(exponent * 10 + (number[at] - '0'), 1000000L);
+            if (negative) exponent = -exponent;
+        }
+        if (significant_integer) return exponent + integer_digits - 1;
+        if (significant_fraction) return exponent - fraction_zeros - 1;
+        return 0;
+    }
+
     void parse_number(json_value& value) {
         const std::size_t begin = position_;
         const auto digits = [&] {
@@ -425,6 +456,13 @@ private:
         value.kind_ = json_value::kind::number;
         const auto [end, status] = std::from_chars(first, last, value.number_);
         if (status == std::errc::result_out_of_range) {
+            // Too small for a double reads as (signed) zero, as in every mainstream
+            // JSON parser (RFC 8259 leaves range to the implementation); too large
+            // stays an error: no finite double is near it.
+            if (decimal_exponent(std::string_view(first, std::size_t(last - first))) < 0) {
+                value.number_ = *first == '-' ? -0.0 : 0.0;
+                return;
+            }
             position_ = begin;
             fail("number " + std::string(first, last) + " is out of the range of a double");
         }

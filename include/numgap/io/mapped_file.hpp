@@ -13,6 +13,10 @@
 // up front, so it is only used where that is known to happen (a single .npy
 // tensor), never for an .npz archive of which one member is read at a time.
 //
+// Truncation: a mapping keeps its file descriptor and registers with the
+// truncation guard (truncation_guard.hpp); check_intact() throws "file '...'
+// was truncated while being read" when the file shrank under the mapping.
+//
 // Complexity: O(1) to open with map_hint::sequential; O(size) page faults with
 // map_hint::populate. Throws numgap::error naming the file and the OS reason
 // (errno text) when the file cannot be opened, is not a regular file, or
@@ -32,6 +36,8 @@
 #include <unistd.h>
 
 #include <numgap/core/error.hpp>
+#include <numgap/io/file_descriptor.hpp>
+#include <numgap/io/truncation_guard.hpp>
 
 namespace numgap::io {
 
@@ -46,30 +52,38 @@ public:
 
     static mapped_file open(const std::filesystem::path& path,
                             map_hint hint = map_hint::sequential) {
+        file_descriptor descriptor(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!descriptor.valid()) {
+            const int code = errno;
+            mapped_file failed;
+            failed.path_ = path;
+            throw error(failed.os_failure("cannot open", code));
+        }
+        return map(std::move(descriptor), path, hint);
+    }
+
+    // Maps the file `descriptor` refers to (opened by the caller, e.g. with
+    // open_confined); `path` only names the file in messages and path().
+    static mapped_file map(file_descriptor descriptor, const std::filesystem::path& path,
+                           map_hint hint = map_hint::sequential) {
         mapped_file file;
         file.path_ = path;
-        const int descriptor = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (descriptor < 0) throw error(file.os_failure("cannot open", errno));
-        // The descriptor is not needed once mapped; close it on every path out.
-        struct descriptor_closer {
-            int descriptor;
-            ~descriptor_closer() { ::close(descriptor); }
-        } closer{descriptor};
-
         struct stat status {};
-        if (::fstat(descriptor, &status) != 0) throw error(file.os_failure("cannot stat", errno));
+        if (::fstat(descriptor.get(), &status) != 0) throw error(file.os_failure("cannot stat", errno));
         if (!S_ISREG(status.st_mode))
             throw error("cannot map '" + path.string() + "': it is not a regular file");
         file.size_ = static_cast<std::size_t>(status.st_size);
         if (file.size_ == 0) return file;
 
         const int flags = MAP_PRIVATE | (hint == map_hint::populate ? MAP_POPULATE : 0);
-        void* address = ::mmap(nullptr, file.size_, PROT_READ, flags, descriptor, 0);
+        void* address = ::mmap(nullptr, file.size_, PROT_READ, flags, descriptor.get(), 0);
         if (address == MAP_FAILED) {
             file.size_ = 0;
             throw error(file.os_failure("cannot map", errno));
         }
         file.data_ = static_cast<const std::byte*>(address);
+        file.watch_ = truncation_watch(address, file.size_);
+        file.descriptor_ = std::move(descriptor); // to tell later whether the file shrank
         // Advisory only: a failure changes performance, never results.
         if (hint == map_hint::sequential) ::madvise(address, file.size_, MADV_SEQUENTIAL);
         return file;
@@ -78,12 +92,15 @@ public:
     mapped_file(const mapped_file&) = delete;
     mapped_file& operator=(const mapped_file&) = delete;
     mapped_file(mapped_file&& other) noexcept
-        : path_(std::move(other.path_)), data_(std::exchange(other.data_, nullptr)),
+        : path_(std::move(other.path_)), descriptor_(std::move(other.descriptor_)),
+          watch_(std::move(other.watch_)), data_(std::exchange(other.data_, nullptr)),
           size_(std::exchange(other.size_, 0)) {}
     mapped_file& operator=(mapped_file&& other) noexcept {
         if (this != &other) {
             unmap();
             path_ = std::move(other.path_);
+            descriptor_ = std::move(other.descriptor_);
+            watch_ = std::move(other.watch_);
             data_ = std::exchange(other.data_, nullptr);
             size_ = std::exchange(other.size_, 0);
         }
@@ -97,18 +114,37 @@ public:
     bool empty() const noexcept { return size_ == 0; }
     const std::filesystem::path& path() const noexcept { return path_; }
 
+    // False once the file is shorter than the mapping or the truncation guard
+    // had to stand in for a page of it: some bytes read may have been zeros
+    // instead of the file's. Cheap (one fstat): call it after reading.
+    bool intact() const noexcept {
+        if (size_ == 0) return true;
+        struct stat status {};
+        const bool shrank = descriptor_.valid() && ::fstat(descriptor_.get(), &status) == 0 &&
+                            std::uint64_t(status.st_size) < size_;
+        return !shrank && !watch_.faulted();
+    }
+    void check_intact() const {
+        if (!intact())
+            throw error("file '" + path_.string() + "' was truncated while being read (it had " +
+                        std::to_string(size_) + " bytes when mapped); its data cannot be trusted");
+    }
+
 private:
     std::string os_failure(const char* what, int code) const {
         return std::string(what) + " '" + path_.string() +
                "': " + std::generic_category().message(code);
     }
     void unmap() noexcept {
+        watch_ = truncation_watch(); // before the range can be reused by another mapping
         if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
         data_ = nullptr;
         size_ = 0;
     }
 
     std::filesystem::path path_;
+    file_descriptor descriptor_;
+    truncation_watch watch_;
     const std::byte* data_ = nullptr;
     std::size_t size_ = 0;
 };

@@ -267,35 +267,54 @@ inline bool has_npy_magic(std::span<const std::byte> bytes) noexcept {
     return bytes.size() >= sizeof magic && std::memcmp(bytes.data(), magic, sizeof magic) == 0;
 }
 
-// Parses and validates the header of .npy bytes like parse_npy_header, but
-// `bytes` need only hold the header: the data is not checked (data_bytes is
-// what the shape needs). For reading a shape without reading the tensor.
-inline npy_header parse_npy_header_only(std::span<const std::byte> bytes, std::string_view source,
-                                        std::optional<dtype> declared = std::nullopt) {
+// The width of the header-length field of .npy format `major_version` (0: unknown version).
+inline std::size_t npy_length_field_bytes(int major_version) noexcept {
+    return major_version == 1 ? 2 : major_version == 2 || major_version == 3 ? 4 : 0;
+}
+
+// How many bytes the magic, version, length field and header dict take, read
+// from the first bytes of a .npy file (12 suffice); 0 when they are too few or
+// not a .npy start (parse_npy_header then says what is wrong).
+inline std::uint64_t npy_preamble_size(std::span<const std::byte> first_bytes) noexcept {
+    if (first_bytes.size() < 8 || !has_npy_magic(first_bytes)) return 0;
+    const std::size_t length_bytes = npy_length_field_bytes(std::to_integer<int>(first_bytes[6]));
+    if (length_bytes == 0 || first_bytes.size() < 8 + length_bytes) return 0;
+    return 8 + length_bytes + detail::read_little_endian(first_bytes.data() + 8, int(length_bytes));
+}
+
+// Parses and validates the header of .npy data of `total_size` bytes of which
+// `bytes` holds the first ones (all of them for a mapped file; only the
+// inflated start of a compressed member, so that its shape is checked against
+// its declared size before anything is allocated). The header must lie
+// within `bytes`. `declared` is the dtype the caller expects (graph.json): it
+// must match the file's, and is what makes an opaque '<V2' readable.
+inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::uint64_t total_size,
+                                   std::string_view source, std::optional<dtype> declared = std::nullopt) {
+    NUMGAP_ASSERT(bytes.size() <= total_size);
     const std::string where = "'" + std::string(source) + "'";
     if (bytes.size() < 10 || !has_npy_magic(bytes))
         throw error(where + ": not a .npy file (" +
-                    (bytes.size() < 10 ? "only " + std::to_string(bytes.size()) + " bytes, too short for the header"
+                    (bytes.size() < 10 && total_size < 10 ? "only " + std::to_string(total_size) + " bytes, too short for the header"
                                        : std::string("missing the \\x93NUMPY magic")) +
                     ")");
     npy_header header;
     header.major_version = std::to_integer<int>(bytes[6]);
     header.minor_version = std::to_integer<int>(bytes[7]);
-    std::size_t length_bytes = 0;
-    if (header.major_version == 1)
-        length_bytes = 2;
-    else if (header.major_version == 2 || header.major_version == 3)
-        length_bytes = 4;
-    else
+    const std::size_t length_bytes = npy_length_field_bytes(header.major_version);
+    if (length_bytes == 0)
         throw error(where + ": unsupported .npy format version " + std::to_string(header.major_version) +
                     "." + std::to_string(header.minor_version) + " (supported: 1.0, 2.0, 3.0)");
     if (bytes.size() < 8 + length_bytes)
         throw error(where + ": truncated .npy file: it ends inside the header length field");
     const std::uint64_t header_length = detail::read_little_endian(bytes.data() + 8, int(length_bytes));
     const std::uint64_t prefix = 8 + length_bytes;
-    if (header_length > bytes.size() - prefix)
+    if (header_length > total_size - prefix)
         throw error(where + ": truncated .npy file: the header claims " + std::to_string(header_length) +
-                    " bytes but only " + std::to_string(bytes.size() - prefix) + " follow");
+                    " bytes but only " + std::to_string(total_size - prefix) + " follow");
+    if (header_length > bytes.size() - prefix)
+        throw error(where + ": the .npy header claims " + std::to_string(header_length) +
+                    " bytes, more than the " + std::to_string(bytes.size() - prefix) +
+                    " numgap reads before the data (NumPy's headers for the supported dtypes are far shorter)");
     header.data_offset = static_cast<std::size_t>(prefix + header_length);
     const std::string_view text(reinterpret_cast<const char*>(bytes.data() + prefix),
                                 static_cast<std::size_t>(header_length));
@@ -321,17 +340,7 @@ inline npy_header parse_npy_header_only(std::span<const std::byte> bytes, std::s
         throw error(where + ": .npy shape " + detail::shape_text(header.shape) +
                     " is absurd: its size in bytes overflows 64 bits");
     header.data_bytes = *needed;
-    return header;
-}
-
-// Parses and validates the header of .npy bytes (a mapped file or an archive
-// member). `declared` is the dtype the caller expects (graph.json): it must
-// match the file's, and is what makes an opaque '<V2' readable.
-inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string_view source,
-                                   std::optional<dtype> declared = std::nullopt) {
-    const std::string where = "'" + std::string(source) + "'";
-    npy_header header = parse_npy_header_only(bytes, source, declared);
-    const std::uint64_t available = bytes.size() - header.data_offset;
+    const std::uint64_t available = total_size - header.data_offset;
     if (available < header.data_bytes)
         throw error(where + ": truncated .npy file: shape " + detail::shape_text(header.shape) + " of " +
                     std::string(name_of(header.type)) + " needs " + std::to_string(header.data_bytes) +
@@ -342,6 +351,11 @@ inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string
                     detail::shape_text(header.shape) + " of " + std::string(name_of(header.type)) +
                     " needs");
     return header;
+}
+
+inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::string_view source,
+                                   std::optional<dtype> declared = std::nullopt) {
+    return parse_npy_header(bytes, bytes.size(), source, declared);
 }
 
 // A view of the data described by `header`, pointing into `bytes` (no copy).

@@ -11,12 +11,27 @@
 // Stored members are not CRC-checked: that would read every byte at open and
 // defeat mapping; .npy files on disk carry no checksum either.
 //
+// Limits (an archive is untrusted input): members whose local header and
+// data overlap another member's are refused at open, so each compressed byte
+// is decoded for one member only; a deflated member may not declare more
+// than max_inflate_ratio (1032, deflate's own maximum) times its compressed
+// size, nor more than max_inflated_bytes (read_policy, default 4 GiB; the
+// caller may raise it); both are checked before anything is allocated.
+// member_prefix() inflates only a member's first bytes, so run_directory
+// checks the .npy header against the declared size before member_bytes()
+// allocates the declared size (not zero-filled: memory becomes resident only
+// as the stream fills it) and inflates with that size as a hard limit (more
+// output or less is an error). Inflating a whole archive therefore costs at
+// most 1032 times its size in work and, per member, its declared size in
+// memory; running out of memory is a numgap::error naming archive and member.
+//
 // Errors (numgap::error, naming the archive and, where there is one, the
 // member): no end record (truncated or not a zip), multi-disk archives,
 // directory or header records out of bounds or with a wrong signature,
 // duplicate member names, a local header that disagrees with the directory,
-// and - when the member is read - encryption, methods other than 0 and 8,
-// impossible sizes, corrupt deflate data and CRC mismatches.
+// overlapping members, and - when the member is read - encryption, methods
+// other than 0 and 8, impossible or over-limit sizes, corrupt deflate data
+// and CRC mismatches.
 //
 // Complexity: open is O(members + central directory size); find is O(1) on
 // average (a name index built at open); member_bytes is
@@ -27,6 +42,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +54,7 @@
 #include <numgap/io/inflate.hpp>
 #include <numgap/io/little_endian.hpp>
 #include <numgap/io/mapped_file.hpp>
+#include <numgap/io/read_policy.hpp>
 
 namespace numgap::io {
 
@@ -48,13 +65,18 @@ struct npz_member {
     std::uint32_t crc32 = 0;
     std::uint64_t compressed_size = 0;
     std::uint64_t uncompressed_size = 0;
-    std::uint64_t data_offset = 0; // first byte of the member's data in the archive
+    std::uint64_t local_offset = 0; // first byte of the member's local header
+    std::uint64_t data_offset = 0;  // first byte of the member's data in the archive
 };
 
 class npz_archive {
 public:
-    static npz_archive open(const std::filesystem::path& path) {
+    static constexpr std::uint64_t max_inflate_ratio = 1032;
+
+    static npz_archive open(const std::filesystem::path& path,
+                            std::uint64_t max_inflated_bytes = read_policy::default_max_inflated_bytes) {
         npz_archive archive;
+        archive.max_inflated_bytes_ = max_inflated_bytes;
         archive.mapping_ = std::make_shared<const mapped_file>(mapped_file::open(path));
         archive.read_directory();
         return archive;
@@ -72,8 +94,49 @@ public:
     const std::shared_ptr<const mapped_file>& mapping() const noexcept { return mapping_; }
 
     // The member's uncompressed bytes: into the mapping for stored members,
-    // into `storage` (resized) for deflated ones.
-    std::span<const std::byte> member_bytes(const npz_member& member, std::vector<std::byte>& storage) const {
+    // into `storage` (replaced) for deflated ones. The buffer is allocated
+    // without being zero-filled, so its pages become resident only as the
+    // stream really produces them: a stream that claims far more than it
+    // holds fails after using little memory.
+    std::span<const std::byte> member_bytes(const npz_member& member, std::unique_ptr<std::byte[]>& storage) const {
+        const std::span<const std::byte> raw = readable_data(member);
+        if (member.method == 0) return raw;
+        const std::string where = describe(member);
+        const std::size_t size = std::size_t(member.uncompressed_size);
+        try {
+            storage = std::make_unique_for_overwrite<std::byte[]>(size);
+        } catch (const std::bad_alloc&) {
+            throw error(where + ": not enough memory to inflate its " + std::to_string(size) + " bytes");
+        }
+        const std::span<std::byte> output(storage.get(), size);
+        inflate_into(raw, output, where);
+        const std::uint32_t actual = crc32(output);
+        if (actual != member.crc32)
+            throw error(where + ": CRC-32 mismatch (the archive records " + hex(member.crc32) +
+                        ", the inflated data has " + hex(actual) + ")");
+        return output;
+    }
+
+    // The first bytes of the member (at most prefix.size(); fewer when the member is
+    // shorter), inflating only those: lets a caller check a header against the
+    // declared size before member_bytes allocates and inflates everything. Stored
+    // members return a view into the mapping. Not CRC-checked (member_bytes is).
+    std::span<const std::byte> member_prefix(const npz_member& member, std::span<std::byte> prefix) const {
+        const std::span<const std::byte> raw = readable_data(member);
+        if (member.method == 0) return raw.first(std::min(raw.size(), prefix.size()));
+        const std::size_t wanted = std::size_t(std::min<std::uint64_t>(prefix.size(), member.uncompressed_size));
+        return prefix.first(inflate_prefix(raw, prefix.first(wanted), describe(member)));
+    }
+
+    std::string describe(const npz_member& member) const {
+        return "archive '" + path().string() + "', member '" + member.name + "'";
+    }
+
+private:
+    // The member's stored bytes, after every check that needs no decoding:
+    // encryption, method, and for deflated members the declared size against
+    // the inflate ratio and max_inflated_bytes_ - all before anything is allocated.
+    std::span<const std::byte> readable_data(const npz_member& member) const {
         const std::string where = describe(member);
         if (member.flags & 0x41u) throw error(where + " is encrypted, which numgap does not support");
         const std::span<const std::byte> raw =
@@ -88,25 +151,19 @@ public:
         if (member.method != 8)
             throw error(where + " uses compression method " + std::to_string(member.method) +
                         "; only stored (0) and deflated (8) members are supported");
-        // DEFLATE cannot expand data by more than 1032:1; a larger claim is corruption,
-        // and refusing it avoids a huge allocation.
-        if (member.uncompressed_size > member.compressed_size * 1032 + 1024)
+        // DEFLATE cannot expand data by more than 1032:1 (a 258-byte match costs at
+        // least 2 bits); a larger claim is corruption, refused before any allocation.
+        if (member.uncompressed_size > member.compressed_size * max_inflate_ratio + 1024)
             throw error(where + " declares an uncompressed size of " + std::to_string(member.uncompressed_size) +
-                        " bytes, impossible for " + std::to_string(member.compressed_size) + " compressed bytes");
-        storage.resize(std::size_t(member.uncompressed_size));
-        inflate_into(raw, storage, where);
-        const std::uint32_t actual = crc32(storage);
-        if (actual != member.crc32)
-            throw error(where + ": CRC-32 mismatch (the archive records " + hex(member.crc32) +
-                        ", the inflated data has " + hex(actual) + ")");
-        return storage;
+                        " bytes, impossible for " + std::to_string(member.compressed_size) +
+                        " compressed bytes (deflate expands at most " + std::to_string(max_inflate_ratio) + ":1)");
+        if (member.uncompressed_size > max_inflated_bytes_)
+            throw error(where + " declares " + std::to_string(member.uncompressed_size) +
+                        " uncompressed bytes, more than the limit of " + std::to_string(max_inflated_bytes_) +
+                        " bytes for one inflated tensor (raise read_policy::max_inflated_bytes to read it)");
+        return raw;
     }
 
-    std::string describe(const npz_member& member) const {
-        return "archive '" + path().string() + "', member '" + member.name + "'";
-    }
-
-private:
     static std::string hex(std::uint32_t value) {
         static constexpr char digits[] = "0123456789abcdef";
         std::string text = "0x";
@@ -239,12 +296,39 @@ private:
                 throw error(where + ": its " + std::to_string(member.compressed_size) + " bytes of data at byte " +
                             std::to_string(member.data_offset) +
                             " run past the central directory (the archive is truncated or corrupt)");
+            member.local_offset = local_offset;
             members_.push_back(std::move(member));
             position += entry_size + variable;
+        }
+        reject_overlapping_members();
+    }
+
+    // Members whose local header and data share bytes with another member's are
+    // how a small archive makes a reader inflate one stream many times (64
+    // members over one 256 MiB stream: 16 GiB of work from a 267 KB file).
+    // np.savez never writes them; like current zip readers, refuse them, so
+    // that every compressed byte belongs to one member and inflating a whole
+    // archive costs at most max_inflate_ratio times its size.
+    void reject_overlapping_members() const {
+        std::vector<const npz_member*> by_offset;
+        by_offset.reserve(members_.size());
+        for (const npz_member& member : members_) by_offset.push_back(&member);
+        std::sort(by_offset.begin(), by_offset.end(),
+                  [](const npz_member* a, const npz_member* b) { return a->local_offset < b->local_offset; });
+        for (std::size_t i = 1; i < by_offset.size(); ++i) {
+            const npz_member& before = *by_offset[i - 1];
+            const npz_member& after = *by_offset[i];
+            if (before.data_offset + before.compressed_size > after.local_offset)
+                throw error(describe(after) + " overlaps member '" + before.name + "' (its header at byte " +
+                            std::to_string(after.local_offset) + " lies inside the other's data, bytes " +
+                            std::to_string(before.local_offset) + " to " +
+                            std::to_string(before.data_offset + before.compressed_size) +
+                            "); numgap refuses archives whose members share bytes");
         }
     }
 
     std::shared_ptr<const mapped_file> mapping_;
+    std::uint64_t max_inflated_bytes_ = read_policy::default_max_inflated_bytes;
     std::vector<npz_member> members_;
     std::unordered_map<std::string_view, std::size_t> index_; // member name -> index in members_
 };

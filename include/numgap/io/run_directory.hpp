@@ -12,10 +12,24 @@
 //    (dtype and shape from graph.json, size must match exactly), .npy files
 //    anywhere (a file claimed by an entry is known only under the entry's key),
 //    and layout/quantization for any tensor.
+//
+// Trust: nothing in a run is trusted. Every file a run names - graph.json
+// itself, its "file" entries, the .npy files found while listing, symbolic
+// links among them - is opened beneath a descriptor of the run directory held
+// for the run's lifetime (confined_open.hpp): `..` out of the run, absolute
+// paths and links that leave it are refused unless they land in one of
+// read_policy::allowed_roots (CLI: --allow-outside-run DIR). Directory
+// symbolic links are not entered while listing; FIFOs and other non-regular
+// files are no tensors. Deflated .npz members are bounded as npz.hpp and
+// read_policy.hpp say; their .npy header is checked against the member's
+// declared size before the member is allocated or inflated.
+//
 // open() fails (numgap::error naming the run and file) on a path that is
 // neither a directory nor an .npz, a graph.json syntax or schema error (with
 // line and column), a "tensors" entry whose explicitly written "file" does not
-// exist (or is not a regular file), and a key claimed both by an entry and by a
+// exist, is not a regular file or leads outside the run, a listed .npy link
+// that leads outside it, a subdirectory that cannot be listed (named, with the
+// reason), and a key claimed both by an entry and by a
 // different <key>.npy file. A key a node lists without any file is not an
 // error here, nor is an entry that leaves "file" at its default "<key>.npy"
 // (it only gives layout or quantization) when that file is absent: the tensor
@@ -33,9 +47,11 @@
 // it starts with the .npy magic, otherwise as raw.
 //
 // Not supported: graph.json next to or inside an .npz run (an .npz run has no
-// graph; use a directory), and directory symlinks (not followed while listing).
-// A file truncated by another process while mapped raises SIGBUS on access,
-// as with any mapping.
+// graph; use a directory), and directory symlinks while listing (an entry may
+// still name a file through one that stays inside the run).
+// A file truncated by another process while mapped raises SIGBUS on access, as
+// with any mapping, unless the truncation guard is installed (the CLI does):
+// then loaded_tensor::check_intact() throws an error naming the file.
 //
 // load() and every other const member are safe to call from several threads
 // at once. Complexity: open is O(files + graph.json); load is O(1) for mapped
@@ -56,13 +72,21 @@
 #include <utility>
 #include <vector>
 
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/quantization.hpp>
 #include <numgap/core/tensor_view.hpp>
+#include <numgap/io/confined_open.hpp>
+#include <numgap/io/file_descriptor.hpp>
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/npz.hpp>
+#include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_manifest.hpp>
 
 namespace numgap::io {
@@ -82,6 +106,13 @@ public:
     const std::string& key() const noexcept { return state_->key; }
     // As named in the run: a path relative to the run directory, or the .npz member name.
     const std::string& file() const noexcept { return state_->file; }
+    // Throws numgap::error naming the file when the file the view points into
+    // was truncated while mapped (see truncation_guard.hpp): call it after
+    // reading the view; compare_runs does.
+    void check_intact() const {
+        if (state_->mapping != nullptr && state_->buffer == nullptr && state_->aligned.empty())
+            state_->mapping->check_intact();
+    }
 
 private:
     friend class run_directory;
@@ -89,7 +120,7 @@ private:
     struct state {
         std::string key, file;
         std::shared_ptr<const mapped_file> mapping;
-        std::vector<std::byte> buffer;
+        std::unique_ptr<std::byte[]> buffer; // an inflated .npz member
         std::vector<std::byte> aligned;
         std::vector<float> scales;
         std::vector<std::int32_t> zero_points;
@@ -101,9 +132,10 @@ private:
 
 class run_directory {
 public:
-    static run_directory open(const std::filesystem::path& path) {
+    static run_directory open(const std::filesystem::path& path, const read_policy& policy = {}) {
         run_directory run;
         run.path_ = path;
+        run.policy_ = policy;
         std::error_code failure;
         const std::filesystem::file_status status = std::filesystem::status(path, failure);
         if (status.type() == std::filesystem::file_type::not_found)
@@ -148,9 +180,9 @@ public:
 
     // The shape of tensor `key` in reference dimension order (axis_order
     // applied), read without reading the data: graph.json's "shape" when it
-    // gives one, else the .npy header (only the header's bytes are read; an
-    // .npz member only when stored, since a deflated one would have to be
-    // inflated whole). nullopt when the run has no such tensor, the shape is
+    // gives one, else the .npy header (only the header's bytes are read, from
+    // the file opened inside the run like load() does, or inflated from the
+    // start of a deflated .npz member). nullopt when the run has no such tensor, the shape is
     // not known that cheaply, or the header cannot be read: a shape is a hint
     // for matching here, and load() reports a bad file on its own.
     // Cost: one open and two small reads per .npy file, about 3 us per file
@@ -165,12 +197,19 @@ public:
             std::optional<npy_header> header;
             if (archive_) {
                 const npz_member* member = archive_->find(spec->file);
-                if (member == nullptr || member->method != 0) return std::nullopt;
-                std::vector<std::byte> unused;
-                header = parse_npy_header(archive_->member_bytes(*member, unused), archive_->describe(*member),
-                                          spec->type);
+                if (member == nullptr) return std::nullopt;
+                // Deflated members inflate only their header's bytes.
+                header = read_npy_header(
+                    [&](std::span<std::byte> prefix) { return archive_->member_prefix(*member, prefix); },
+                    member->uncompressed_size, archive_->describe(*member), spec->type);
             } else {
-                header = read_npy_file_header(path_ / spec->file, spec->type);
+                const file_descriptor file = open_confined(*roots_, spec->file, confined_target::file);
+                header = read_npy_header(
+                    [&](std::span<std::byte> prefix) {
+                        const ssize_t got = ::pread(file.get(), prefix.data(), prefix.size(), 0);
+                        return std::span<const std::byte>(prefix.data(), got < 0 ? 0 : std::size_t(got));
+                    },
+                    size_of_open(file), path_.string() + "/" + spec->file, spec->type);
             }
             if (!header) return std::nullopt;
             return reference_order_shape(*spec, header->shape);
@@ -182,71 +221,70 @@ public:
 private:
     run_directory() = default;
 
-    // The header of the .npy file at `file`, reading only its first bytes;
-    // nullopt when the file does not start with the .npy magic (a raw dump).
-    static std::optional<npy_header> read_npy_file_header(const std::filesystem::path& file,
-                                                          std::optional<dtype> declared) {
-        std::unique_ptr<std::FILE, int (*)(std::FILE*)> stream(std::fopen(file.c_str(), "rb"), &std::fclose);
-        if (!stream) return std::nullopt;
-        // Magic (6), version (2), header length (2 bytes in version 1, 4 after).
-        std::vector<std::byte> bytes(12);
-        const std::size_t prefix_read = std::fread(bytes.data(), 1, bytes.size(), stream.get());
-        bytes.resize(prefix_read);
-        if (!has_npy_magic(bytes) || prefix_read < 10) return std::nullopt;
-        const bool short_length = std::to_integer<int>(bytes[6]) == 1;
-        const std::size_t prefix = short_length ? 10 : 12;
-        if (prefix_read < prefix) return std::nullopt;
-        const std::uint64_t header_length = detail::read_little_endian(bytes.data() + 8, short_length ? 2 : 4);
-        // NumPy's headers are a few hundred bytes; a larger claim is a bad file,
-        // and bounding it bounds what a hostile file makes us allocate.
-        constexpr std::uint64_t max_header_length = 1 << 20;
-        if (header_length > max_header_length) return std::nullopt;
-        const std::size_t total = prefix + std::size_t(header_length);
-        const std::size_t have = std::min(prefix_read, total);
-        bytes.resize(total);
-        const std::size_t rest = total - have;
-        if (std::fread(bytes.data() + have, 1, rest, stream.get()) != rest) return std::nullopt;
-        return parse_npy_header_only(bytes, file.string(), declared);
+    // The header of .npy data of `total_size` bytes whose first bytes
+    // `read_prefix(buffer)` reads into buffer (returning what it read): only
+    // the header is read, never the data. nullopt when the bytes do not start
+    // with the .npy magic (a raw dump) or the header is larger than
+    // npy_header_read_limit.
+    template <class ReadPrefix>
+    static std::optional<npy_header> read_npy_header(ReadPrefix&& read_prefix, std::uint64_t total_size,
+                                                     const std::string& where, std::optional<dtype> declared) {
+        std::vector<std::byte> prefix(12);
+        const std::uint64_t preamble = npy_preamble_size(read_prefix(std::span<std::byte>(prefix)));
+        if (preamble == 0 || preamble > npy_header_read_limit) return std::nullopt;
+        prefix.resize(std::size_t(preamble));
+        return parse_npy_header(read_prefix(std::span<std::byte>(prefix)), total_size, where, declared);
     }
 
     void open_directory() {
+        std::vector<confined_root> roots;
+        roots.push_back(confined_root::open(path_));
+        for (const std::filesystem::path& allowed : policy_.allowed_roots) roots.push_back(confined_root::open(allowed));
+        roots_ = std::make_shared<const std::vector<confined_root>>(std::move(roots));
+
         // Discovered .npy files: relative path -> size.
         std::map<std::string, std::uint64_t> npy_files;
-        try {
-            for (const auto& entry : std::filesystem::recursive_directory_iterator(path_)) {
-                if (!entry.is_regular_file() || entry.path().extension() != ".npy") continue;
-                npy_files.emplace(entry.path().lexically_relative(path_).generic_string(), entry.file_size());
-            }
-        } catch (const std::filesystem::filesystem_error& failure) {
-            throw error("cannot list run '" + path_.string() + "': " + failure.code().message() + " (" +
-                        failure.path1().string() + ")");
-        }
+        file_descriptor top(::openat(roots_->front().descriptor(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!top.valid())
+            throw error("cannot list run '" + path_.string() + "': " + std::generic_category().message(errno));
+        list_npy_files(std::move(top), "", npy_files);
+
         const std::filesystem::path graph = path_ / "graph.json";
-        if (std::filesystem::exists(graph)) {
-            const mapped_file text = mapped_file::open(graph);
+        std::optional<file_descriptor> graph_file;
+        try {
+            graph_file = open_confined(*roots_, "graph.json", confined_target::file);
+        } catch (const confined_open_error& failure) {
+            if (failure.reason_kind() != confined_open_error::kind::not_found)
+                throw error("cannot read '" + graph.string() + "': " + failure.what());
+        }
+        if (graph_file) {
+            const mapped_file text = mapped_file::map(std::move(*graph_file), graph);
             manifest_ = parse_run_manifest(
                 std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), graph.string());
+            text.check_intact();
         }
         std::map<std::string, std::string> claimed; // relative file -> key of the entry
         std::vector<std::string> not_dumped;         // keys whose default-named file is absent
         for (const tensor_spec& spec : manifest_.tensors) {
-            const std::filesystem::path file = path_ / spec.file;
-            std::error_code failure;
-            const std::filesystem::file_status status = std::filesystem::status(file, failure);
-            // An entry that only adds layout or quantization keeps the default
-            // file name; that tensor may simply not have been dumped, which the
-            // compare layer reports as `missing` rather than failing the run.
-            if (!std::filesystem::exists(status) && spec.file == spec.key + ".npy") {
-                not_dumped.push_back(spec.key);
-                continue;
-            }
-            if (!std::filesystem::is_regular_file(status))
+            file_descriptor file;
+            try {
+                file = open_confined(*roots_, spec.file, confined_target::file);
+            } catch (const confined_open_error& failure) {
+                using kind = confined_open_error::kind;
+                // An entry that only adds layout or quantization keeps the default
+                // file name; that tensor may simply not have been dumped, which the
+                // compare layer reports as `missing` rather than failing the run.
+                if (failure.reason_kind() == kind::not_found && spec.file == spec.key + ".npy") {
+                    not_dumped.push_back(spec.key);
+                    continue;
+                }
                 throw error(graph.string() + ": tensor '" + spec.key + "': file '" + spec.file + "' " +
-                            (std::filesystem::exists(status) ? "is not a regular file" : "does not exist") +
-                            " in run '" + path_.string() + "'");
-            const std::string relative = file.lexically_normal().lexically_relative(path_.lexically_normal()).generic_string();
+                            refusal(failure) + " in run '" + path_.string() + "'");
+            }
+            const std::string relative =
+                (path_ / spec.file).lexically_normal().lexically_relative(path_.lexically_normal()).generic_string();
             claimed.emplace(relative.empty() ? spec.file : relative, spec.key);
-            total_bytes_ += std::filesystem::file_size(file);
+            total_bytes_ += size_of_open(file);
         }
         // manifest_.tensors stays sorted: erasing keeps the order.
         std::erase_if(manifest_.tensors, [&](const tensor_spec& spec) {
@@ -270,7 +308,7 @@ private:
     }
 
     void open_archive() {
-        archive_ = std::make_shared<const npz_archive>(npz_archive::open(path_));
+        archive_ = std::make_shared<const npz_archive>(npz_archive::open(path_, policy_.max_inflated_bytes));
         std::vector<tensor_spec> discovered;
         for (const npz_member& member : archive_->members()) {
             const std::string_view name = member.name;
@@ -282,6 +320,89 @@ private:
             total_bytes_ += member.uncompressed_size;
         }
         merge(std::move(discovered));
+    }
+
+    // What the run's entry does wrong, as the end of "file 'x' ...".
+    static std::string refusal(const confined_open_error& failure) {
+        switch (failure.reason_kind()) {
+        case confined_open_error::kind::not_found: return "does not exist";
+        case confined_open_error::kind::not_regular: return "is not a regular file";
+        case confined_open_error::kind::outside:
+            return std::string("is refused: ") + failure.what() +
+                   " (a run may only name files inside it; to read dumps kept elsewhere, allow their "
+                   "directory explicitly: read_policy::allowed_roots, or --allow-outside-run DIR in the CLI)";
+        case confined_open_error::kind::os_failure: break;
+        }
+        return std::string("cannot be opened: ") + failure.what();
+    }
+
+    static std::uint64_t size_of_open(const file_descriptor& file) {
+        struct stat status {};
+        return ::fstat(file.get(), &status) == 0 ? std::uint64_t(status.st_size) : 0;
+    }
+
+    // Adds every *.npy below `directory` (whose path relative to the run is
+    // `prefix`) to `found`. Directories are opened relative to their parent
+    // with O_NOFOLLOW, so a directory symbolic link is never entered and a
+    // rename during the listing cannot lead it outside the run; a .npy
+    // symbolic link is resolved with open_confined and refused if it leaves.
+    void list_npy_files(file_descriptor directory, const std::string& prefix,
+                        std::map<std::string, std::uint64_t>& found) const {
+        const std::string shown = prefix.empty() ? "." : prefix.substr(0, prefix.size() - 1);
+        const auto fail = [&](int code) {
+            throw error("cannot list '" + shown + "' in run '" + path_.string() +
+                        "': " + std::generic_category().message(code));
+        };
+        const int descriptor = directory.get();
+        DIR* listing = ::fdopendir(descriptor);
+        if (listing == nullptr) fail(errno);
+        (void)directory.release(); // closedir closes it now
+        const std::unique_ptr<DIR, int (*)(DIR*)> owner(listing, ::closedir);
+        for (;;) {
+            errno = 0;
+            const dirent* entry = ::readdir(listing);
+            if (entry == nullptr) {
+                if (errno != 0) fail(errno);
+                break;
+            }
+            const std::string_view name = entry->d_name;
+            if (name == "." || name == "..") continue;
+            const bool named_npy = name.size() > 4 && name.substr(name.size() - 4) == ".npy";
+            unsigned char type = entry->d_type;
+            if (type != DT_UNKNOWN && type != DT_DIR && !named_npy) continue;
+            struct stat status {};
+            // The size of a regular .npy, and the type where the file system does not report it.
+            if (type == DT_UNKNOWN || type == DT_REG) {
+                if (::fstatat(descriptor, entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) continue; // gone
+                type = S_ISDIR(status.st_mode) ? DT_DIR : S_ISREG(status.st_mode) ? DT_REG
+                                                       : S_ISLNK(status.st_mode) ? DT_LNK : DT_UNKNOWN;
+            }
+            const std::string relative = prefix + std::string(name);
+            if (type == DT_DIR) {
+                file_descriptor child(::openat(descriptor, entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (!child.valid()) {
+                    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) continue; // gone or replaced
+                    throw error("cannot list '" + relative + "' in run '" + path_.string() +
+                                "': " + std::generic_category().message(errno));
+                }
+                list_npy_files(std::move(child), relative + "/", found);
+                continue;
+            }
+            if (!named_npy) continue;
+            if (type == DT_REG) {
+                found.emplace(relative, std::uint64_t(status.st_size));
+            } else if (type == DT_LNK) {
+                try {
+                    found.emplace(relative, size_of_open(open_confined(*roots_, relative, confined_target::file)));
+                } catch (const confined_open_error& failure) {
+                    using kind = confined_open_error::kind;
+                    // A dangling link, or one to a directory, is no tensor (as without links).
+                    if (failure.reason_kind() == kind::not_found || failure.reason_kind() == kind::not_regular)
+                        continue;
+                    throw error("run '" + path_.string() + "': '" + relative + "' " + refusal(failure));
+                }
+            }
+        }
     }
 
     void merge(std::vector<tensor_spec> discovered) {
@@ -296,14 +417,19 @@ private:
         state.key = spec.key;
         state.file = spec.file;
         const std::filesystem::path file = path_ / spec.file;
+        file_descriptor descriptor;
+        try {
+            descriptor = open_confined(*roots_, spec.file, confined_target::file);
+        } catch (const confined_open_error& failure) {
+            throw error("file '" + spec.file + "' " + refusal(failure));
+        }
         // Populating is ~20% faster when the tensor is read right away (see mapped_file.hpp),
         // but for a file near the size of RAM it would read everything once more than the
         // comparison does; above populate_limit pages fault in lazily instead.
         constexpr std::uintmax_t populate_limit = std::uintmax_t(1) << 30;
-        std::error_code size_failure;
-        const std::uintmax_t size = std::filesystem::file_size(file, size_failure);
-        const map_hint hint = !size_failure && size <= populate_limit ? map_hint::populate : map_hint::sequential;
-        state.mapping = std::make_shared<const mapped_file>(mapped_file::open(file, hint));
+        const std::uint64_t size = size_of_open(descriptor);
+        const map_hint hint = size <= populate_limit ? map_hint::populate : map_hint::sequential;
+        state.mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), file, hint));
         const std::span<const std::byte> bytes = state.mapping->bytes();
         if (has_npy_magic(bytes)) {
             state.view = npy_view(bytes, parse_npy_header(bytes, file.string(), spec.type));
@@ -332,18 +458,39 @@ private:
         const npz_member* member = archive_->find(spec.file);
         NUMGAP_ASSERT(member != nullptr);
         const std::string where = archive_->describe(*member);
+        if (member->method != 0) {
+            // Header, dtype and shape against the declared size before the
+            // member is allocated and inflated: a bomb or a mismatch costs
+            // the first bytes of its stream, not its claimed size.
+            std::vector<std::byte> prefix(12);
+            const std::uint64_t preamble = npy_preamble_size(archive_->member_prefix(*member, prefix));
+            prefix.resize(std::size_t(std::clamp<std::uint64_t>(preamble, prefix.size(), npy_header_read_limit)));
+            const std::span<const std::byte> head = archive_->member_prefix(*member, prefix);
+            const npy_header header = parse_npy_header(head, member->uncompressed_size, where, spec.type);
+            check_declared_shape(spec, header.shape, where);
+        }
         const std::span<const std::byte> bytes = archive_->member_bytes(*member, state.buffer);
+        if (state.buffer != nullptr) archive_->mapping()->check_intact(); // what was inflated was the file's
         state.view = npy_view(bytes, parse_npy_header(bytes, where, spec.type));
         finish(spec, state, where);
         return tensor;
     }
 
+    // NumPy writes version 1.0 headers (at most 65535 bytes) unless a structured
+    // dtype needs more, and numgap reads no structured dtypes.
+    static constexpr std::size_t npy_header_read_limit = 10 + 65535;
+
+    static void check_declared_shape(const tensor_spec& spec, std::span<const std::int64_t> stored,
+                                     const std::string& where) {
+        if (spec.shape && !std::equal(spec.shape->begin(), spec.shape->end(), stored.begin(), stored.end()))
+            throw error("graph.json gives shape " + detail::shape_text(*spec.shape) + " but '" + where +
+                        "' stores shape " + detail::shape_text(stored));
+    }
+
     // Shape check, alignment, axis order, quantization and name: common to all sources.
     static void finish(const tensor_spec& spec, loaded_tensor::state& state, const std::string& where) {
         tensor_view& view = state.view;
-        if (spec.shape && !std::equal(spec.shape->begin(), spec.shape->end(), view.shape().begin(), view.shape().end()))
-            throw error("graph.json gives shape " + detail::shape_text(*spec.shape) + " but '" + where +
-                        "' stores shape " + detail::shape_text(view.shape()));
+        check_declared_shape(spec, view.shape(), where);
         const std::size_t item = size_of(view.type());
         if (reinterpret_cast<std::uintptr_t>(view.data()) % item != 0) {
             // Typed loads from a misaligned address are undefined behaviour; copy once.
@@ -351,6 +498,7 @@ private:
             for (int d = 0; d < view.rank() && extent != 0; ++d) extent += (view.shape(d) - 1) * view.stride(d);
             state.aligned.resize(std::size_t(extent) * item);
             if (extent != 0) std::memcpy(state.aligned.data(), view.data(), state.aligned.size());
+            if (state.mapping != nullptr && state.buffer == nullptr) state.mapping->check_intact(); // copied from the file
             view = tensor_view(state.aligned.data(), view.type(), view.shape(), view.strides());
         }
         if (spec.axis_order) {
@@ -382,6 +530,9 @@ private:
     }
 
     std::filesystem::path path_;
+    read_policy policy_;
+    // The run directory (first) and the allowed roots, held open: every file is opened beneath them.
+    std::shared_ptr<const std::vector<confined_root>> roots_;
     run_manifest manifest_;
     std::shared_ptr<const npz_archive> archive_;
     std::uint64_t total_bytes_ = 0;
