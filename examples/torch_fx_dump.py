@@ -72,10 +72,19 @@ def dump_run(model, example_inputs, directory):
     traced = model if isinstance(model, torch.fx.GraphModule) else torch.fx.symbolic_trace(model)
     outputs = {}
 
+    def snapshot(value):
+        # A later in-place op (ReLU(inplace=True), add_) would otherwise change
+        # what was recorded: a conv's dump would hold its ReLU's output.
+        if isinstance(value, torch.Tensor):
+            return value.detach().clone()
+        if isinstance(value, (tuple, list)):
+            return type(value)(snapshot(item) for item in value)
+        return value
+
     class Recorder(torch.fx.Interpreter):
         def run_node(self, node):
             result = super().run_node(node)
-            outputs[node.name] = result
+            outputs[node.name] = snapshot(result)
             return result
 
     with torch.no_grad():
