@@ -20,60 +20,20 @@
 #include <numgap/io/safetensors.hpp>
 #include <numgap/metric/metric_set.hpp>
 
+#include "safetensors_builder.hpp"
 #include "temp_directory.hpp"
 
 using numgap::dtype;
 using numgap::io::run_directory;
 using numgap_test::contains;
 using numgap_test::error_of;
+using numgap_test::bytes_of;
+using numgap_test::file_bytes;
+using numgap_test::length_prefix;
+using numgap_test::safetensors_file;
+using numgap_test::tensor_bytes;
 
 namespace {
-
-// One tensor of a file being written: its header entry and its data bytes.
-struct tensor_bytes {
-    std::string key, dtype_name, shape; // shape as JSON text, e.g. "[2,3]"
-    std::vector<std::byte> data;
-};
-
-template <class T>
-std::vector<std::byte> bytes_of(const std::vector<T>& values) {
-    std::vector<std::byte> out(values.size() * sizeof(T));
-    if (!out.empty()) std::memcpy(out.data(), values.data(), out.size());
-    return out;
-}
-
-std::string length_prefix(std::uint64_t length) {
-    std::string out;
-    for (int i = 0; i < 8; ++i) out += char((length >> (8 * i)) & 0xff);
-    return out;
-}
-
-// 8-byte little-endian length, the header, then the data.
-std::string file_bytes(const std::string& header, const std::vector<std::byte>& data = {}) {
-    std::string out = length_prefix(header.size()) + header;
-    for (std::byte b : data) out += char(b);
-    return out;
-}
-
-// A well-formed file: tensors laid out in order; the header padded with
-// spaces to `header_size` when given (to place the data at a chosen offset).
-std::string safetensors_file(const std::vector<tensor_bytes>& tensors, const std::string& metadata = "",
-                             std::size_t header_size = 0) {
-    std::string header = "{";
-    if (!metadata.empty()) header += "\"__metadata__\":" + metadata;
-    std::vector<std::byte> data;
-    for (const tensor_bytes& tensor : tensors) {
-        if (header.size() > 1) header += ",";
-        header += "\"" + tensor.key + "\":{\"dtype\":\"" + tensor.dtype_name + "\",\"shape\":" + tensor.shape +
-                  ",\"data_offsets\":[" + std::to_string(data.size()) + "," +
-                  std::to_string(data.size() + tensor.data.size()) + "]}";
-        data.insert(data.end(), tensor.data.begin(), tensor.data.end());
-    }
-    header += "}";
-    REQUIRE(header.size() <= std::max(header_size, header.size()));
-    header.resize(std::max(header_size, header.size()), ' ');
-    return file_bytes(header, data);
-}
 
 std::span<const std::byte> as_bytes(const std::string& text) {
     return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
