@@ -221,9 +221,10 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     CHECK(single.keys() == std::vector<std::string>{"logits", "round_0.layer_0.kv"});
     CHECK(single.load("logits").file() == (run / "single/dump.bin").string());
     CHECK(single.total_bytes() == first.size());
+    CHECK(contains(error_of([&] { (void)single.load("absent"); }), "has no tensor 'absent' (no such safetensors key)"));
     run.write("single/not_a_run.bin", "plain bytes, no header");
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "single/not_a_run.bin"); }),
-                   "is neither a directory, an .npz file, a safetensors file"));
+                   "is neither a directory nor an .npz file (nor a safetensors file"));
 
     run.write("folder/a.safetensors", first);
     run.write("folder/sub/b.safetensors", safetensors_file({{"q", "U8", "[4]", bytes_of<std::uint8_t>({0, 1, 2, 3})}}));

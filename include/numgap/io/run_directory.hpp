@@ -166,7 +166,7 @@ public:
             run.open_safetensors_file();
         else
             throw error("run '" + path.string() +
-                        "' is neither a directory, an .npz file, a safetensors file nor a safetensors *.index.json");
+                        "' is neither a directory nor an .npz file (nor a safetensors file or *.index.json)");
         return run;
     }
 
@@ -187,6 +187,8 @@ public:
 
     loaded_tensor load(std::string_view key) const {
         const tensor_spec* spec = manifest_.find_tensor(key);
+        if (spec == nullptr && safetensors_only_)
+            throw error("run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (no such safetensors key)");
         if (spec == nullptr)
             throw error("run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (no " +
                         (archive_ ? "member '" : "file '") + std::string(key) + ".npy'" +
@@ -313,6 +315,7 @@ private:
     }
 
     void open_safetensors_file() {
+        safetensors_only_ = true;
         safetensors_.add(path_.string(), open_plain(path_), path_);
         total_bytes_ = safetensors_.total_bytes();
         merge(safetensors_specs({}));
@@ -321,6 +324,7 @@ private:
     // A sharded set: the index names its shards, resolved beneath the index's
     // folder (and the allowed roots) like any file a run names.
     void open_sharded_safetensors() {
+        safetensors_only_ = true;
         const std::filesystem::path folder = path_.has_parent_path() ? path_.parent_path() : ".";
         std::vector<confined_root> roots;
         roots.push_back(confined_root::open(folder));
@@ -617,6 +621,7 @@ private:
     run_manifest manifest_;
     std::shared_ptr<const npz_archive> archive_;
     safetensors_tensors safetensors_;
+    bool safetensors_only_ = false; // a single file or a sharded set: no .npy keys
     std::uint64_t total_bytes_ = 0;
 };
 

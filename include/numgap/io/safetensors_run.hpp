@@ -12,6 +12,11 @@
 // through open_confined, and every key it lists must be in the header of the
 // file it names (and only those keys of a shard are the run's tensors).
 //
+// Order: keys() is sorted by key, as every key list of a run is; neither the
+// order of the files nor the order of a header is kept (JSON object order is
+// not a promise the format makes). Without graph.json each key is a node of
+// its own (run_graph.hpp); a graph.json gives the topological order.
+//
 // Thread safety: after the files are added, every const member may be called
 // from several threads at once. Complexity: add is O(header); find O(log keys).
 #include <cstddef>
