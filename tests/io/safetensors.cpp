@@ -222,6 +222,9 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     CHECK(single.load("logits").file() == (run / "single/dump.bin").string());
     CHECK(single.total_bytes() == first.size());
     CHECK(contains(error_of([&] { (void)single.load("absent"); }), "has no tensor 'absent' (no such safetensors key)"));
+    run.write("single/huge.bin", length_prefix(std::uint64_t(1) << 62) + "{}");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "single/huge.bin"); }),
+                   "safetensors file '" + (run / "single/huge.bin").string() + "' declares a header of"));
     run.write("single/not_a_run.bin", "plain bytes, no header");
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "single/not_a_run.bin"); }),
                    "is neither a directory nor an .npz file (nor a safetensors file"));

@@ -79,12 +79,13 @@ struct safetensors_index {
     }
 };
 
-// True when `bytes` starts like a safetensors file: an 8-byte length N with
-// 2 <= N <= the limit, followed by '{'. Content, not the file name, decides.
+// True when `bytes` starts like a safetensors file: an 8-byte length N >= 2
+// followed by '{'. Content, not the file name, decides. N above the limit
+// still counts, so that such a file is refused for its header length rather
+// than for not being a run.
 inline bool has_safetensors_signature(std::span<const std::byte> bytes) noexcept {
     if (bytes.size() < 10) return false;
-    const std::uint64_t header_bytes = detail::read_little_endian(bytes.data(), 8);
-    return header_bytes >= 2 && header_bytes <= safetensors_max_header_bytes && bytes[8] == std::byte('{');
+    return detail::read_little_endian(bytes.data(), 8) >= 2 && bytes[8] == std::byte('{');
 }
 
 namespace detail {
