@@ -19,6 +19,7 @@
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/io/npy.hpp>
 
+#include "../io/safetensors_builder.hpp"
 #include "cli_support.hpp"
 
 namespace {
@@ -490,4 +491,45 @@ TEST_CASE("cli: a run naming a file outside it exits 2 unless --allow-outside-ru
                      dir);
     CHECK(result.status == 2);
     CHECK(result.err.find("--max-inflated-mib expects a whole number of MiB") != std::string::npos);
+}
+
+TEST_CASE("cli: a .npy reference against bf16 and f16 safetensors targets (a file, a folder) names the first divergence") {
+    REQUIRE_CLI();
+    using numgap_test::bytes_of;
+    const fs::path dir = scratch("safetensors");
+    write_pair(dir);
+    // The reference's a, b, c are {1, -2, 3, 0.5, 4, -1}; the targets store a
+    // with its first value one unit in the last place above 1 and b negated.
+    const auto target = [](const char* type, std::vector<std::uint16_t> a, std::vector<std::uint16_t> b,
+                           std::vector<std::uint16_t> c) {
+        return numgap_test::safetensors_file({{"a", type, "[6]", bytes_of(a)},
+                                              {"b", type, "[6]", bytes_of(b)},
+                                              {"c", type, "[6]", bytes_of(c)}});
+    };
+    write_file(dir / "bf16.st", target("BF16", {0x3F81, 0xC000, 0x4040, 0x3F00, 0x4080, 0xBF80},
+                                       {0xBF80, 0x4000, 0xC040, 0xBF00, 0xC080, 0x3F80},
+                                       {0x3F80, 0xC000, 0x4040, 0x3F00, 0x4080, 0xBF80}));
+    write_file(dir / "f16" / "all.safetensors", target("F16", {0x3C01, 0xC000, 0x4200, 0x3800, 0x4400, 0xBC00},
+                                                       {0xBC00, 0x4000, 0xC200, 0xB800, 0xC400, 0x3C00},
+                                                       {0x3C00, 0xC000, 0x4200, 0x3800, 0x4400, 0xBC00}));
+    for (const auto& [run, ulp] : {std::pair{dir / "bf16.st", std::string("0.0078125")},
+                                   std::pair{dir / "f16", std::string("0.0009765625")}}) {
+        CAPTURE(run);
+        const cli_result result = run_cli({"compare", (dir / "reference").string(), run.string(), "--metric",
+                                           "max_abs:<0.01", "--json", (dir / "r.json").string()},
+                                          dir);
+        CHECK_MESSAGE(result.status == 1, result.err);
+        CHECK(result.out.find("first divergence: b") != std::string::npos);
+        const std::string json = slurp(dir / "r.json");
+        CHECK(json.find("\"first_divergence\":\"b\"") != std::string::npos);
+        CHECK(json.find("\"max_abs\":{\"value\":" + ulp + ",") != std::string::npos);
+        CHECK(json.find("\"max_abs\":{\"value\":8,") != std::string::npos);
+    }
+    write_file(dir / "fp8.safetensors", numgap_test::safetensors_file({{"a", "F8_E4M3", "[6]", std::vector<std::byte>(6)},
+                                                                       {"b", "F32", "[1]", bytes_of<float>({1})}}));
+    const cli_result fp8 = run_cli({"compare", (dir / "reference").string(), (dir / "fp8.safetensors").string()}, dir);
+    // Listing the run does not fail on the exotic key: it is that group's error.
+    CHECK(fp8.err.find("group 'a': run '" + (dir / "fp8.safetensors").string() +
+                       "', tensor 'a': unsupported dtype F8_E4M3 in key 'a'") != std::string::npos);
+    CHECK(fp8.out.find("2 groups: 0 passed, 0 failed, 0 missing, 2 errors") != std::string::npos);
 }

@@ -2,12 +2,21 @@
 // numgap::io::run_directory: one run's tensors on disk, and loaded_tensor, a
 // tensor read from it.
 //
-// A run is a directory or a single .npz file (run directory format version 1,
-// see run_manifest.hpp for graph.json):
+// A run is a directory, a single .npz file, a single safetensors file or a
+// sharded safetensors set's *.index.json (run directory format version 1, see
+// run_manifest.hpp for graph.json; safetensors.hpp and safetensors_run.hpp for
+// the safetensors rules):
 //  - every *.npy below the directory is a tensor keyed by its path relative to
 //    the directory without ".npy", '/'-separated ("block1/conv.npy" -> "block1/conv");
 //  - in an .npz, every member "<key>.npy" is the tensor <key> (stored members
 //    are mapped in place, deflated ones inflated); other members are ignored;
+//  - every key of every *.safetensors file below the directory is a tensor
+//    (the same key in two files, or as a key and a <key>.npy, is an error
+//    naming both); a file given as the run is read as safetensors when its
+//    content starts like one (8-byte length, then '{'), whatever its name; an
+//    *.index.json run holds the keys its "weight_map" names, in the shards it
+//    names (resolved beneath the index's folder); *.index.json files inside a
+//    directory are ignored (all its shards are listed anyway);
 //  - graph.json's "tensors" entries add or re-key files: raw headerless files
 //    (dtype and shape from graph.json, size must match exactly), .npy files
 //    anywhere (a file claimed by an entry is known only under the entry's key),
@@ -46,8 +55,12 @@
 // names the tensor: the view's name() is the key. A file is read as .npy when
 // it starts with the .npy magic, otherwise as raw.
 //
-// Not supported: graph.json next to or inside an .npz run (an .npz run has no
-// graph; use a directory), and directory symlinks while listing (an entry may
+// A graph.json entry for a safetensors key that names no file of its own
+// gives that tensor's layout and quantization (its dtype and shape must match
+// the header's).
+//
+// Not supported: graph.json next to or inside an .npz run or a single-file or
+// sharded safetensors run (they have no graph; use a directory), and directory symlinks while listing (an entry may
 // still name a file through one that stays inside the run).
 // A file truncated by another process while mapped raises SIGBUS on access, as
 // with any mapping, unless the truncation guard is installed (the CLI does):
@@ -88,6 +101,8 @@
 #include <numgap/io/npz.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_manifest.hpp>
+#include <numgap/io/safetensors.hpp>
+#include <numgap/io/safetensors_run.hpp>
 
 namespace numgap::io {
 
@@ -141,12 +156,18 @@ public:
         if (status.type() == std::filesystem::file_type::not_found)
             throw error("run '" + path.string() + "' does not exist");
         if (failure) throw error("cannot read run '" + path.string() + "': " + failure.message());
+        const bool regular = std::filesystem::is_regular_file(status);
         if (std::filesystem::is_directory(status))
             run.open_directory();
-        else if (std::filesystem::is_regular_file(status) && path.extension() == ".npz")
+        else if (regular && path.extension() == ".npz")
             run.open_archive();
+        else if (regular && path.filename().string().ends_with(".index.json"))
+            run.open_sharded_safetensors();
+        else if (regular && starts_like_safetensors(path))
+            run.open_safetensors_file();
         else
-            throw error("run '" + path.string() + "' is neither a directory nor an .npz file");
+            throw error("run '" + path.string() +
+                        "' is neither a directory nor an .npz file (nor a safetensors file or *.index.json)");
         return run;
     }
 
@@ -167,11 +188,15 @@ public:
 
     loaded_tensor load(std::string_view key) const {
         const tensor_spec* spec = manifest_.find_tensor(key);
+        if (spec == nullptr && safetensors_only_)
+            throw error("run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (no such safetensors key)");
         if (spec == nullptr)
             throw error("run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (no " +
                         (archive_ ? "member '" : "file '") + std::string(key) + ".npy'" +
                         (manifest_.has_graph ? " and no \"tensors\" entry in graph.json)" : ")"));
         try {
+            if (const safetensors_tensors::location* where = safetensors_.find(spec->key))
+                return load_safetensors(*spec, *where);
             return archive_ ? load_member(*spec) : load_file(*spec);
         } catch (const error& failure) {
             throw error("run '" + path_.string() + "', tensor '" + spec->key + "': " + failure.what());
@@ -286,18 +311,26 @@ private:
             claimed.emplace(relative.empty() ? spec.file : relative, spec.key);
             total_bytes_ += size_of_open(file);
         }
-        // manifest_.tensors stays sorted: erasing keeps the order.
-        std::erase_if(manifest_.tensors, [&](const tensor_spec& spec) {
-            return std::binary_search(not_dumped.begin(), not_dumped.end(), spec.key);
+        // manifest_.tensors stays sorted: erasing keeps the order. The erased
+        // entries may still describe tensors held in safetensors files.
+        std::vector<tensor_spec> overlays;
+        std::erase_if(manifest_.tensors, [&](tensor_spec& spec) {
+            if (!std::binary_search(not_dumped.begin(), not_dumped.end(), spec.key)) return false;
+            overlays.push_back(std::move(spec));
+            return true;
         });
-        std::vector<tensor_spec> discovered;
+        add_listed_safetensors(npy_files);
+        std::vector<tensor_spec> discovered = safetensors_specs(std::move(overlays));
         for (const auto& [relative, size] : npy_files) {
-            if (claimed.count(relative) != 0) continue;
+            if (claimed.count(relative) != 0 || relative.ends_with(".safetensors")) continue;
             const std::string key = relative.substr(0, relative.size() - 4);
             if (const tensor_spec* spec = manifest_.find_tensor(key))
                 throw error(graph.string() + ": tensor '" + key + "' is mapped to file '" + spec->file +
                             "', but '" + relative + "' also exists in run '" + path_.string() +
                             "'; rename one of them");
+            if (const safetensors_tensors::location* where = safetensors_.find(key))
+                throw error("run '" + path_.string() + "': tensor '" + key + "' is both the file '" + relative +
+                            "' and a key of '" + where->source->name + "'; rename one of them");
             tensor_spec spec;
             spec.key = key;
             spec.file = relative;
@@ -320,6 +353,99 @@ private:
             total_bytes_ += member.uncompressed_size;
         }
         merge(std::move(discovered));
+    }
+
+    // A file the user named as the run is opened as given (as an .npz is).
+    static file_descriptor open_plain(const std::filesystem::path& path) {
+        file_descriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+        if (!file.valid())
+            throw error("cannot open run '" + path.string() + "': " + std::generic_category().message(errno));
+        return file;
+    }
+
+    static bool starts_like_safetensors(const std::filesystem::path& path) {
+        const file_descriptor file = open_plain(path);
+        std::byte head[10];
+        const ::ssize_t got = ::pread(file.get(), head, sizeof head, 0);
+        return got == ::ssize_t(sizeof head) && has_safetensors_signature(head);
+    }
+
+    void open_safetensors_file() {
+        safetensors_only_ = true;
+        safetensors_.add(path_.string(), open_plain(path_), path_);
+        total_bytes_ = safetensors_.total_bytes();
+        merge(safetensors_specs({}));
+    }
+
+    // A sharded set: the index names its shards, resolved beneath the index's
+    // folder (and the allowed roots) like any file a run names.
+    void open_sharded_safetensors() {
+        safetensors_only_ = true;
+        const std::filesystem::path folder = path_.has_parent_path() ? path_.parent_path() : ".";
+        std::vector<confined_root> roots;
+        roots.push_back(confined_root::open(folder));
+        for (const std::filesystem::path& allowed : policy_.allowed_roots) roots.push_back(confined_root::open(allowed));
+        roots_ = std::make_shared<const std::vector<confined_root>>(std::move(roots));
+        const mapped_file text = mapped_file::map(open_plain(path_), path_);
+        const auto shards = parse_safetensors_weight_map(
+            std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), path_.string());
+        text.check_intact();
+        for (const auto& [shard, keys] : shards) {
+            file_descriptor file;
+            try {
+                file = open_confined(*roots_, shard, confined_target::file);
+            } catch (const confined_open_error& failure) {
+                throw error("'" + path_.string() + "': shard '" + shard + "' " + refusal(failure));
+            }
+            safetensors_.add(shard, std::move(file), folder / shard, keys);
+        }
+        total_bytes_ = safetensors_.total_bytes();
+        merge(safetensors_specs({}));
+    }
+
+    // Indexes the *.safetensors files the listing found (and removes them from it).
+    void add_listed_safetensors(std::map<std::string, std::uint64_t>& listed) {
+        for (auto entry = listed.begin(); entry != listed.end();) {
+            if (!entry->first.ends_with(".safetensors")) {
+                ++entry;
+                continue;
+            }
+            file_descriptor file;
+            try {
+                file = open_confined(*roots_, entry->first, confined_target::file);
+            } catch (const confined_open_error& failure) {
+                throw error("run '" + path_.string() + "': '" + entry->first + "' " + refusal(failure));
+            }
+            try {
+                safetensors_.add(entry->first, std::move(file), path_ / entry->first);
+            } catch (const error& failure) {
+                throw error("run '" + path_.string() + "': " + failure.what());
+            }
+            entry = listed.erase(entry);
+        }
+        total_bytes_ += safetensors_.total_bytes();
+    }
+
+    // One spec per safetensors key; a graph.json entry for the key that names
+    // no file of its own (`overlays`, sorted) gives its layout, quantization,
+    // dtype and shape, checked against the header at load.
+    std::vector<tensor_spec> safetensors_specs(std::vector<tensor_spec> overlays) const {
+        std::vector<tensor_spec> specs;
+        for (std::string& key : safetensors_.keys()) {
+            const safetensors_tensors::location& where = *safetensors_.find(key);
+            if (const tensor_spec* claimed = manifest_.find_tensor(key))
+                throw error("graph.json: tensor '" + key + "' is mapped to file '" + claimed->file + "', but '" +
+                            where.source->name + "' also holds key '" + key + "' in run '" + path_.string() +
+                            "'; rename one of them");
+            const auto overlay = std::lower_bound(overlays.begin(), overlays.end(), key,
+                                                  [](const tensor_spec& spec, const std::string& k) { return spec.key < k; });
+            tensor_spec spec;
+            if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
+            spec.key = std::move(key);
+            spec.file = where.source->name;
+            specs.push_back(std::move(spec));
+        }
+        return specs;
     }
 
     // What the run's entry does wrong, as the end of "file 'x' ...".
@@ -367,7 +493,8 @@ private:
             }
             const std::string_view name = entry->d_name;
             if (name == "." || name == "..") continue;
-            const bool named_npy = name.size() > 4 && name.substr(name.size() - 4) == ".npy";
+            const bool named_npy = (name.size() > 4 && name.substr(name.size() - 4) == ".npy") ||
+                                   (name.size() > 12 && name.ends_with(".safetensors"));
             unsigned char type = entry->d_type;
             if (type != DT_UNKNOWN && type != DT_DIR && !named_npy) continue;
             struct stat status {};
@@ -476,6 +603,20 @@ private:
         return tensor;
     }
 
+    loaded_tensor load_safetensors(const tensor_spec& spec, const safetensors_tensors::location& where) const {
+        loaded_tensor tensor;
+        loaded_tensor::state& state = *tensor.state_;
+        state.key = spec.key;
+        state.file = where.source->name;
+        state.mapping = where.source->mapping;
+        state.view = safetensors_view(state.mapping->bytes(), *where.entry, where.source->name);
+        if (spec.type && *spec.type != state.view.type())
+            throw error("graph.json gives dtype " + std::string(name_of(*spec.type)) + " but '" + where.source->name +
+                        "' stores key '" + spec.key + "' as " + where.entry->dtype_name);
+        finish(spec, state, where.source->name + "' key '" + spec.key);
+        return tensor;
+    }
+
     // NumPy writes version 1.0 headers (at most 65535 bytes) unless a structured
     // dtype needs more, and numgap reads no structured dtypes.
     static constexpr std::size_t npy_header_read_limit = 10 + 65535;
@@ -535,6 +676,8 @@ private:
     std::shared_ptr<const std::vector<confined_root>> roots_;
     run_manifest manifest_;
     std::shared_ptr<const npz_archive> archive_;
+    safetensors_tensors safetensors_;
+    bool safetensors_only_ = false; // a single file or a sharded set: no .npy keys
     std::uint64_t total_bytes_ = 0;
 };
 

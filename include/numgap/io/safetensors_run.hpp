@@ -1,0 +1,122 @@
+#pragma once
+// numgap::io::safetensors_tensors: the tensors of a run held in safetensors
+// files (one file, the *.safetensors files of a run directory, or the shards a
+// *.index.json names), keyed by their safetensors keys. run_directory owns one
+// and asks it for the keys it holds and for a view of one of them.
+//
+// Every file is mapped once, when added (lazily paged: nothing but the header
+// is read until a tensor is loaded), and stays mapped for the run's lifetime;
+// views point into the mapping. The same key in two files is an error naming
+// both files. parse_safetensors_weight_map() reads a sharded set's index
+// ({"metadata": ..., "weight_map": {key: file}}); the run resolves its files
+// through open_confined, and every key it lists must be in the header of the
+// file it names (and only those keys of a shard are the run's tensors).
+//
+// Order: keys() is sorted by key, as every key list of a run is; neither the
+// order of the files nor the order of a header is kept (JSON object order is
+// not a promise the format makes). Without graph.json each key is a node of
+// its own (run_graph.hpp); a graph.json gives the topological order.
+//
+// Thread safety: after the files are added, every const member may be called
+// from several threads at once. Complexity: add is O(header); find O(log keys).
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/core/tensor_view.hpp>
+#include <numgap/io/file_descriptor.hpp>
+#include <numgap/io/json.hpp>
+#include <numgap/io/mapped_file.hpp>
+#include <numgap/io/safetensors.hpp>
+
+namespace numgap::io {
+
+class safetensors_tensors {
+public:
+    struct file {
+        std::string name; // as the run names it: relative to the run directory, or the path given
+        std::shared_ptr<const mapped_file> mapping;
+        safetensors_index index;
+    };
+    struct location {
+        std::shared_ptr<const file> source;
+        const safetensors_entry* entry = nullptr;
+    };
+
+    // Maps and indexes the file open as `descriptor`; `shown` names it in errors.
+    // With `only` non-empty, only those keys become tensors of the run (a shard
+    // of a sharded set); each must be in the file's header.
+    void add(std::string name, file_descriptor descriptor, const std::filesystem::path& shown,
+             const std::vector<std::string>& only = {}) {
+        auto added = std::make_shared<file>();
+        added->name = std::move(name);
+        added->mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), shown));
+        added->index = parse_safetensors_header(added->mapping->bytes(), shown.string());
+        added->mapping->check_intact();
+        const auto claim = [&](const safetensors_entry& entry) {
+            const auto [existing, inserted] = locations_.try_emplace(entry.key, location{added, &entry});
+            if (!inserted)
+                throw error("key '" + entry.key + "' is in both safetensors files '" + existing->second.source->name +
+                            "' and '" + added->name + "'; a run's keys must be unique");
+        };
+        if (only.empty()) {
+            for (const safetensors_entry& entry : added->index.entries) claim(entry);
+        } else {
+            for (const std::string& key : only) {
+                const safetensors_entry* entry = added->index.find(key);
+                if (entry == nullptr)
+                    throw error("the weight map names key '" + key + "' in '" + added->name +
+                                "', but that file's header has no such key");
+                claim(*entry);
+            }
+        }
+        total_bytes_ += added->mapping->size();
+    }
+
+    const location* find(std::string_view key) const {
+        const auto found = locations_.find(key);
+        return found == locations_.end() ? nullptr : &found->second;
+    }
+    // Sorted, like every key list of a run.
+    std::vector<std::string> keys() const {
+        std::vector<std::string> keys;
+        keys.reserve(locations_.size());
+        for (const auto& [key, where] : locations_) keys.push_back(key);
+        return keys;
+    }
+    bool empty() const noexcept { return locations_.empty(); }
+    std::uint64_t total_bytes() const noexcept { return total_bytes_; }
+
+private:
+    std::map<std::string, location, std::less<>> locations_;
+    std::uint64_t total_bytes_ = 0;
+};
+
+// The "weight_map" of a sharded set's index file: key -> file name, grouped by
+// file (in order of first appearance) as file -> keys.
+inline std::vector<std::pair<std::string, std::vector<std::string>>>
+parse_safetensors_weight_map(std::string_view text, const std::string& file_name) {
+    const json_value index = parse_json(text, file_name);
+    const json_value* weight_map = index.find("weight_map");
+    if (!index.is_object() || weight_map == nullptr || !weight_map->is_object())
+        throw error("'" + file_name + "' is not a safetensors index: it has no \"weight_map\" object");
+    std::vector<std::pair<std::string, std::vector<std::string>>> shards;
+    std::map<std::string, std::size_t> shard_of_file;
+    for (const json_member& member : weight_map->as_object()) {
+        if (!member.value.is_string())
+            throw error("'" + file_name + "': weight_map key '" + member.key + "' does not name a file (a string)");
+        const auto [found, inserted] = shard_of_file.try_emplace(member.value.as_string(), shards.size());
+        if (inserted) shards.emplace_back(member.value.as_string(), std::vector<std::string>{});
+        shards[found->second].second.push_back(member.key);
+    }
+    return shards;
+}
+
+} // namespace numgap::io

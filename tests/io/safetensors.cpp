@@ -1,0 +1,341 @@
+// Pins down safetensors reading: the header rules of io/safetensors.hpp on
+// files written byte by byte here from the format description (every dtype
+// numgap computes with, empty and scalar tensors, metadata, misaligned data,
+// and hostile headers, each refused naming the file and the key or offset),
+// and safetensors runs through run_directory: one file detected by content, a
+// folder, a sharded set with its index, the graph.json overlay, and a .npy
+// reference against bf16 and f16 targets through compare_runs.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <numgap/compare/compare_runs.hpp>
+#include <numgap/graph/basic_graph.hpp>
+#include <numgap/io/npy.hpp>
+#include <numgap/io/run_directory.hpp>
+#include <numgap/io/safetensors.hpp>
+#include <numgap/metric/metric_set.hpp>
+
+#include "safetensors_builder.hpp"
+#include "temp_directory.hpp"
+
+using numgap::dtype;
+using numgap::io::run_directory;
+using numgap_test::contains;
+using numgap_test::error_of;
+using numgap_test::bytes_of;
+using numgap_test::file_bytes;
+using numgap_test::length_prefix;
+using numgap_test::safetensors_file;
+using numgap_test::tensor_bytes;
+
+namespace {
+
+std::span<const std::byte> as_bytes(const std::string& text) {
+    return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
+}
+
+template <class T>
+T at(const numgap::tensor_view& view, std::int64_t element) {
+    T value;
+    std::memcpy(&value, static_cast<const std::byte*>(view.data()) + element * std::int64_t(sizeof(T)), sizeof(T));
+    return value;
+}
+
+// The error parsing `file` gives, which must name the file.
+std::string header_error(const std::string& file) {
+    const std::string message =
+        error_of([&] { (void)numgap::io::parse_safetensors_header(as_bytes(file), "hostile.safetensors"); });
+    CHECK(contains(message, "hostile.safetensors"));
+    return message;
+}
+
+std::string entry(const std::string& key, const std::string& type, const std::string& shape, std::uint64_t begin,
+                  std::uint64_t end) {
+    return "\"" + key + "\":{\"dtype\":\"" + type + "\",\"shape\":" + shape + ",\"data_offsets\":[" +
+           std::to_string(begin) + "," + std::to_string(end) + "]}";
+}
+
+} // namespace
+
+TEST_CASE("safetensors: every dtype numgap computes with is read in place with its shape and values") {
+    const std::vector<tensor_bytes> tensors = {
+        {"f32", "F32", "[2,2]", bytes_of<float>({1.5f, -2.0f, 0.25f, 8.0f})},
+        {"f64", "F64", "[2]", bytes_of<double>({0.125, -3.5})},
+        {"f16", "F16", "[3]", bytes_of<std::uint16_t>({0x3C00, 0xC000, 0x3E00})},
+        {"bf16", "BF16", "[3]", bytes_of<std::uint16_t>({0x3F80, 0xC000, 0x3FC0})},
+        {"i8", "I8", "[2]", bytes_of<std::int8_t>({-7, 9})},
+        {"u8", "U8", "[2]", bytes_of<std::uint8_t>({200, 3})},
+        {"i16", "I16", "[2]", bytes_of<std::int16_t>({-300, 301})},
+        {"u16", "U16", "[2]", bytes_of<std::uint16_t>({60000, 1})},
+        {"i32", "I32", "[1,2]", bytes_of<std::int32_t>({-100000, 7})},
+        {"bool", "BOOL", "[3]", bytes_of<std::uint8_t>({1, 0, 1})},
+    };
+    // Header padded to a multiple of 8 so that every tensor here is aligned.
+    const std::string file = safetensors_file(tensors, "", 1000);
+    const auto index = numgap::io::parse_safetensors_header(as_bytes(file), "all.safetensors");
+    REQUIRE(index.entries.size() == tensors.size());
+    CHECK(index.data_start == 1008);
+    const auto view = [&](const std::string& key) {
+        return numgap::io::safetensors_view(as_bytes(file), *index.find(key), "all.safetensors");
+    };
+    CHECK(view("f32").type() == dtype::float32);
+    CHECK(view("f32").shape().size() == 2);
+    CHECK(at<float>(view("f32"), 3) == 8.0f);
+    CHECK(view("f32").data() == file.data() + 1008); // no copy
+    CHECK(at<double>(view("f64"), 1) == -3.5);
+    CHECK(view("f16").type() == dtype::float16);
+    CHECK(at<std::uint16_t>(view("f16"), 1) == 0xC000);
+    CHECK(view("bf16").type() == dtype::bfloat16);
+    CHECK(at<std::uint16_t>(view("bf16"), 2) == 0x3FC0);
+    CHECK(view("i8").type() == dtype::int8);
+    CHECK(at<std::int8_t>(view("i8"), 0) == -7);
+    CHECK(view("u8").type() == dtype::uint8);
+    CHECK(at<std::uint8_t>(view("u8"), 0) == 200);
+    CHECK(view("i16").type() == dtype::int16);
+    CHECK(at<std::int16_t>(view("i16"), 0) == -300);
+    CHECK(view("u16").type() == dtype::uint16);
+    CHECK(at<std::uint16_t>(view("u16"), 0) == 60000);
+    CHECK(view("i32").type() == dtype::int32);
+    CHECK(at<std::int32_t>(view("i32"), 0) == -100000);
+    CHECK(view("bool").type() == dtype::boolean);
+    CHECK(view("bool").size() == 3);
+}
+
+TEST_CASE("safetensors: empty and scalar tensors, metadata, and an empty file of no tensors") {
+    const std::string file = safetensors_file(
+        {{"empty", "F32", "[0,4]", {}}, {"scalar", "F32", "[]", bytes_of<float>({42.0f})}},
+        R"({"format":"pt","note":"caf\u00e9"})");
+    const auto index = numgap::io::parse_safetensors_header(as_bytes(file), "f.safetensors");
+    REQUIRE(index.entries.size() == 2);
+    REQUIRE(index.metadata.size() == 2);
+    CHECK(index.metadata[0] == std::pair<std::string, std::string>("format", "pt"));
+    CHECK(index.metadata[1].second == "caf\xc3\xa9");
+    const auto empty = numgap::io::safetensors_view(as_bytes(file), index.entries[0], "f.safetensors");
+    CHECK(empty.size() == 0);
+    CHECK(empty.rank() == 2);
+    const auto scalar = numgap::io::safetensors_view(as_bytes(file), index.entries[1], "f.safetensors");
+    CHECK(scalar.rank() == 0);
+    CHECK(at<float>(scalar, 0) == 42.0f);
+    CHECK(numgap::io::parse_safetensors_header(as_bytes(file_bytes("{}")), "none").entries.empty());
+}
+
+TEST_CASE("safetensors: a dtype numgap lacks fails only when that key is loaded, naming dtype, key and file") {
+    const std::string file = safetensors_file({{"ok", "F32", "[1]", bytes_of<float>({1.0f})},
+                                               {"fp8", "F8_E4M3", "[2]", bytes_of<std::uint8_t>({1, 2})},
+                                               {"wide", "I64", "[1]", bytes_of<std::int64_t>({5})},
+                                               {"nibbles", "F4", "[4]", bytes_of<std::uint8_t>({1, 2})}});
+    const auto index = numgap::io::parse_safetensors_header(as_bytes(file), "odd.safetensors");
+    REQUIRE(index.entries.size() == 4);
+    CHECK_FALSE(index.find("fp8")->type);
+    const std::string message =
+        error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("fp8"), "odd.safetensors"); });
+    CHECK(contains(message, "unsupported dtype F8_E4M3 in key 'fp8' of file 'odd.safetensors'"));
+    CHECK(contains(error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("wide"), "o"); }),
+                   "unsupported dtype I64 in key 'wide'"));
+
+    numgap_test::temp_directory run;
+    run.write("odd.safetensors", file);
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(dir.keys() == std::vector<std::string>{"fp8", "nibbles", "ok", "wide"});
+    CHECK(at<float>(dir.load("ok").view(), 0) == 1.0f);
+    CHECK(contains(error_of([&] { (void)dir.load("fp8"); }), "unsupported dtype F8_E4M3 in key 'fp8'"));
+}
+
+TEST_CASE("safetensors: hostile headers are refused with the file, the key and the offset or reason") {
+    const std::string four_floats(16, '\0');
+    const auto data16 = numgap_test::to_bytes(four_floats);
+    CHECK(contains(header_error(std::string("\x10\x00\x00", 3)), "truncated: it has 3 bytes"));
+    CHECK(contains(header_error(length_prefix(64) + "{}"), "ends past the end of the file"));
+    CHECK(contains(header_error(length_prefix(std::uint64_t(1) << 62) + "{}"), "more than the limit of 100000000"));
+    CHECK(contains(header_error(length_prefix(100'000'001) + "{}"), "more than the limit"));
+    CHECK(contains(header_error(file_bytes("{\"a\":")), "header (at byte offset 8):1:6"));
+    CHECK(contains(header_error(file_bytes("[1,2]")), "the header is an array, not a JSON object"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[4]", 0, 16) + "," +
+                                           entry("a", "F32", "[4]", 0, 16) + "}", data16)),
+                   "duplicate key \"a\""));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[4]", 0, 32) + "}", data16)),
+                   "key 'a': data_offsets [0, 32] reach past the 16 data bytes"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[4]", 16, 0) + "}", data16)),
+                   "key 'a': data_offsets [16, 0] end before they begin"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[3]", 0, 16) + "}", data16)),
+                   "key 'a': shape (3,) of F32 needs 12 bytes but data_offsets [0, 16] hold 16"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "," +
+                                           entry("b", "F32", "[2]", 4, 12) + "}", data16)),
+                   "key 'b' (bytes"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "," +
+                                           entry("b", "F32", "[2]", 4, 12) + "}", data16)),
+                   "overlaps key 'a'"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[2]", 8, 16) + "}", data16)),
+                   "leaving a hole after byte"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "}", data16)),
+                   "8 bytes after the last tensor"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[-1]", 0, 16) + "}", data16)),
+                   "key 'a': a \"shape\" dimension is not a non-negative integer"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[4294967296,4294967296]", 0, 16) + "}", data16)),
+                   "key 'a': shape (4294967296, 4294967296) of F32 is absurd"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[1152921504606846976]", 0, 16) + "}", data16)),
+                   "is absurd"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F32", "[99999999999999999999]", 0, 16) + "}", data16)),
+                   "not a non-negative integer that fits 64 bits"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "Q7", "[4]", 0, 16) + "}", data16)),
+                   "key 'a' has dtype \"Q7\", which the safetensors format does not define"));
+    CHECK(contains(header_error(file_bytes("{" + entry("a", "F6_E2M3", "[3]", 0, 16) + "}", data16)),
+                   "18 bits, not whole"));
+    CHECK(contains(header_error(file_bytes(R"({"a":{"dtype":"F32","shape":[4]}})", data16)),
+                   "key 'a' has no \"data_offsets\" array"));
+    CHECK(contains(header_error(file_bytes(R"({"a":[1]})", data16)), "key 'a' is not an object"));
+    CHECK(contains(header_error(file_bytes(R"({"__metadata__":{"n":1}})")),
+                   "key '__metadata__': \"n\" is a number, not a string"));
+    CHECK(contains(header_error(file_bytes("{\"\xff\":1}")), "invalid UTF-8"));
+}
+
+TEST_CASE("safetensors: misaligned data is read right: mapped view as is, run_directory copies that tensor") {
+    // A 9-byte-aligned data start: header of 9 bytes padded -> data at 17 bytes... any odd start.
+    std::string file = safetensors_file({{"x", "F32", "[3]", bytes_of<float>({1.0f, 2.5f, -4.0f})}});
+    const auto index = numgap::io::parse_safetensors_header(as_bytes(file), "m");
+    if (index.data_start % 4 == 0) file = safetensors_file({{"x", "F32", "[3]", bytes_of<float>({1.0f, 2.5f, -4.0f})}},
+                                                           "", index.data_start - 8 + 1);
+    REQUIRE(numgap::io::parse_safetensors_header(as_bytes(file), "m").data_start % 4 != 0);
+    numgap_test::temp_directory run;
+    run.write("m.safetensors", file);
+    const run_directory dir = run_directory::open(run / "m.safetensors");
+    const auto tensor = dir.load("x");
+    CHECK(reinterpret_cast<std::uintptr_t>(tensor.view().data()) % 4 == 0);
+    CHECK(at<float>(tensor.view(), 0) == 1.0f);
+    CHECK(at<float>(tensor.view(), 1) == 2.5f);
+    CHECK(at<float>(tensor.view(), 2) == -4.0f);
+}
+
+TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and the graph.json overlay") {
+    numgap_test::temp_directory run;
+    const std::string first = safetensors_file({{"round_0.layer_0.kv", "F32", "[2]", bytes_of<float>({1, 2})},
+                                                {"logits", "F32", "[1]", bytes_of<float>({3})}});
+    // Named .bin: content, not the extension, makes it a safetensors run.
+    run.write("single/dump.bin", first);
+    const run_directory single = run_directory::open(run / "single/dump.bin");
+    CHECK(single.keys() == std::vector<std::string>{"logits", "round_0.layer_0.kv"});
+    CHECK(single.load("logits").file() == (run / "single/dump.bin").string());
+    CHECK(single.total_bytes() == first.size());
+    CHECK(contains(error_of([&] { (void)single.load("absent"); }), "has no tensor 'absent' (no such safetensors key)"));
+    run.write("single/huge.bin", length_prefix(std::uint64_t(1) << 62) + "{}");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "single/huge.bin"); }),
+                   "safetensors file '" + (run / "single/huge.bin").string() + "' declares a header of"));
+    run.write("single/not_a_run.bin", "plain bytes, no header");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "single/not_a_run.bin"); }),
+                   "is neither a directory nor an .npz file (nor a safetensors file"));
+
+    run.write("folder/a.safetensors", first);
+    run.write("folder/sub/b.safetensors", safetensors_file({{"q", "U8", "[4]", bytes_of<std::uint8_t>({0, 1, 2, 3})}}));
+    numgap::io::write_npy(run / "folder/extra.npy", std::vector<float>{9}.data(), std::vector<std::int64_t>{1});
+    run.write("folder/graph.json", R"({"tensors": {"q": {"scale": 0.5, "zero_point": 1}}})");
+    const run_directory folder = run_directory::open(run / "folder");
+    CHECK(folder.keys() == std::vector<std::string>{"extra", "logits", "q", "round_0.layer_0.kv"});
+    const auto q = folder.load("q");
+    CHECK(q.file() == "sub/b.safetensors");
+    REQUIRE(q.view().is_quantized());
+    CHECK(q.view().quant().scale == 0.5f);
+    CHECK(q.view().name() == "q");
+
+    run.write("folder/graph.json", R"({"tensors": {"q": {"dtype": "int8"}}})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "folder").load("q"); }),
+                   "graph.json gives dtype int8 but 'sub/b.safetensors' stores key 'q' as U8"));
+    std::filesystem::remove(run / "folder/graph.json");
+
+    run.write("folder/c.safetensors", safetensors_file({{"logits", "F32", "[1]", bytes_of<float>({4})}}));
+    const std::string twice = error_of([&] { (void)run_directory::open(run / "folder"); });
+    CHECK(contains(twice, "key 'logits' is in both safetensors files"));
+    CHECK(contains(twice, "'a.safetensors'"));
+    CHECK(contains(twice, "'c.safetensors'"));
+    std::filesystem::remove(run / "folder/c.safetensors");
+
+    numgap::io::write_npy(run / "folder/q.npy", std::vector<float>{9}.data(), std::vector<std::int64_t>{1});
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "folder"); }),
+                   "tensor 'q' is both the file 'q.npy' and a key of 'sub/b.safetensors'"));
+    std::filesystem::remove(run / "folder/q.npy");
+
+    run.write("folder/broken.safetensors", file_bytes("{\"k\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,9]}}"));
+    const std::string broken = error_of([&] { (void)run_directory::open(run / "folder"); });
+    CHECK(contains(broken, "broken.safetensors"));
+    CHECK(contains(broken, "key 'k'"));
+}
+
+TEST_CASE("safetensors runs: a sharded set through its index.json, confined to the index's folder") {
+    numgap_test::temp_directory run;
+    run.write("model/model-00001-of-00002.safetensors",
+              safetensors_file({{"a", "F32", "[1]", bytes_of<float>({1})}, {"b", "F32", "[1]", bytes_of<float>({2})}}));
+    run.write("model/model-00002-of-00002.safetensors", safetensors_file({{"c", "F32", "[1]", bytes_of<float>({3})}}));
+    run.write("model/model.safetensors.index.json",
+              R"({"metadata": {"total_size": 12}, "weight_map": {"a": "model-00001-of-00002.safetensors",
+                  "c": "model-00002-of-00002.safetensors", "b": "model-00001-of-00002.safetensors"}})");
+    const run_directory sharded = run_directory::open(run / "model/model.safetensors.index.json");
+    CHECK(sharded.keys() == std::vector<std::string>{"a", "b", "c"});
+    CHECK(at<float>(sharded.load("c").view(), 0) == 3.0f);
+    CHECK(sharded.load("c").file() == "model-00002-of-00002.safetensors");
+
+    run.write("model/partial.index.json", R"({"weight_map": {"a": "model-00001-of-00002.safetensors"}})");
+    CHECK(run_directory::open(run / "model/partial.index.json").keys() == std::vector<std::string>{"a"});
+
+    run.write("model/wrong.index.json", R"({"weight_map": {"z": "model-00002-of-00002.safetensors"}})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "model/wrong.index.json"); }),
+                   "names key 'z' in 'model-00002-of-00002.safetensors', but that file's header has no such key"));
+
+    run.write("outside.safetensors", safetensors_file({{"o", "F32", "[1]", bytes_of<float>({1})}}));
+    run.write("model/escape.index.json", R"({"weight_map": {"o": "../outside.safetensors"}})");
+    const std::string escape = error_of([&] { (void)run_directory::open(run / "model/escape.index.json"); });
+    CHECK(contains(escape, "shard '../outside.safetensors' is refused"));
+    numgap::io::read_policy allow;
+    allow.allowed_roots.push_back(run.path());
+    CHECK(run_directory::open(run / "model/escape.index.json", allow).keys() == std::vector<std::string>{"o"});
+
+    run.write("model/no_map.index.json", R"({"metadata": {}})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "model/no_map.index.json"); }),
+                   "no \"weight_map\" object"));
+}
+
+TEST_CASE("safetensors runs: a .npy reference against bf16 and f16 safetensors targets through compare_runs") {
+    numgap_test::temp_directory reference_dir, target_dir;
+    // x, a, b exactly representable in bf16 and f16; x off by one unit in the last place of each.
+    const std::vector<float> x = {1.0f, -2.0f, 1.5f}, a = {0.5f, 4.0f, -1.0f}, b = {1.0f, 2.0f, 3.0f};
+    for (const auto& [key, values] : {std::pair{"x", x}, std::pair{"a", a}, std::pair{"b", b}})
+        numgap::io::write_npy(reference_dir / (std::string(key) + ".npy"), values.data(),
+                              std::vector<std::int64_t>{3});
+    // b is negated in the target: the first divergence.
+    target_dir.write("bf16.safetensors",
+                     safetensors_file({{"x", "BF16", "[3]", bytes_of<std::uint16_t>({0x3F81, 0xC000, 0x3FC0})},
+                                       {"a", "BF16", "[3]", bytes_of<std::uint16_t>({0x3F00, 0x4080, 0xBF80})},
+                                       {"b", "BF16", "[3]", bytes_of<std::uint16_t>({0xBF80, 0xC000, 0xC040})}}));
+    target_dir.write("f16/f16.safetensors",
+                     safetensors_file({{"x", "F16", "[3]", bytes_of<std::uint16_t>({0x3C01, 0xC000, 0x3E00})},
+                                       {"a", "F16", "[3]", bytes_of<std::uint16_t>({0x3800, 0x4400, 0xBC00})},
+                                       {"b", "F16", "[3]", bytes_of<std::uint16_t>({0xBC00, 0xC000, 0xC200})}}));
+    numgap::metric_set metrics = numgap::metric_set::defaults();
+    metrics.add(numgap::max_abs{});
+    numgap::basic_graph graph;
+    graph.add_node("x", "input", {});
+    graph.add_node("a", "op_a", {0});
+    graph.add_node("b", "op_b", {1});
+    const run_directory reference = run_directory::open(reference_dir.path());
+    for (const auto& [file, ulp] : {std::pair{"bf16.safetensors", 0.0078125}, std::pair{"f16/f16.safetensors", 0.0009765625}}) {
+        CAPTURE(file);
+        const run_directory target = run_directory::open(target_dir / file);
+        const auto report = numgap::compare_runs(graph, graph, reference, target, metrics);
+        REQUIRE(report.groups.size() == 3);
+        const auto max_abs = [&](const std::string& node) {
+            for (const auto& group : report.groups)
+                if (group.reference_nodes == std::vector<std::string>{node} && group.find_metric("max_abs"))
+                    return group.find_metric("max_abs")->value;
+            FAIL("no max_abs for " << node);
+            return -1.0;
+        };
+        CHECK(max_abs("x") == ulp);
+        CHECK(max_abs("a") == 0.0);
+        CHECK(max_abs("b") == 6.0);
+        CHECK(report.summary.failed >= 1);
+        CHECK(report.summary.first_divergence == "b");
+    }
+}
