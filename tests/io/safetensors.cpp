@@ -221,6 +221,9 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     CHECK(single.keys() == std::vector<std::string>{"logits", "round_0.layer_0.kv"});
     CHECK(single.load("logits").file() == (run / "single/dump.bin").string());
     CHECK(single.total_bytes() == first.size());
+    // Structural matching gets the shapes from the header, without loading.
+    CHECK(single.stored_shape("round_0.layer_0.kv") == std::vector<std::int64_t>{2});
+    CHECK(single.stored_shape("logits") == std::vector<std::int64_t>{1});
     CHECK(contains(error_of([&] { (void)single.load("absent"); }), "has no tensor 'absent' (no such safetensors key)"));
     run.write("single/huge.bin", length_prefix(std::uint64_t(1) << 62) + "{}");
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "single/huge.bin"); }),

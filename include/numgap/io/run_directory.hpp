@@ -205,11 +205,12 @@ public:
 
     // The shape of tensor `key` in reference dimension order (axis_order
     // applied), read without reading the data: graph.json's "shape" when it
-    // gives one, else the .npy header (only the header's bytes are read, from
-    // the file opened inside the run like load() does, or inflated from the
-    // start of a deflated .npz member). nullopt when the run has no such tensor, the shape is
-    // not known that cheaply, or the header cannot be read: a shape is a hint
-    // for matching here, and load() reports a bad file on its own.
+    // gives one, else a safetensors header's (indexed at open()), else the
+    // .npy header (only the header's bytes are read, from the file opened
+    // inside the run like load() does, or inflated from the start of a
+    // deflated .npz member). nullopt when the run has no such tensor, the
+    // shape is not known that cheaply, or the header cannot be read: a shape
+    // is a hint for matching here, and load() reports a bad file on its own.
     // Cost: one open and two small reads per .npy file, about 3 us per file
     // with a warm page cache (10^4 files of a run: 30 ms on top of 3 ms for
     // the graph itself, g++ -O2), so callers read headers only when
@@ -218,6 +219,8 @@ public:
         const tensor_spec* spec = manifest_.find_tensor(key);
         if (spec == nullptr) return std::nullopt;
         if (spec->shape) return reference_order_shape(*spec, *spec->shape);
+        if (const safetensors_tensors::location* where = safetensors_.find(spec->key))
+            return reference_order_shape(*spec, where->entry->shape); // indexed at open()
         try {
             std::optional<npy_header> header;
             if (archive_) {
