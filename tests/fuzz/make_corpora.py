@@ -157,7 +157,7 @@ def main():
     ]))
     write("two_runs", "handles.txt", two_runs([
         ("ref/graph.json", graph([dict(n, outputs=[n["name"]]) for n in chain])),
-        ("ref/conv1.npy", npy("<f4", [4], f32)), ("ref/add.npy", npy("<f4", [4], f32)),
+        ("ref/relu1.npy", npy("<f4", [4], f32)), ("ref/add.npy", npy("<f4", [4], f32)),
         ("target/graph.json", graph([
             {"name": "fused_conv_relu", "op": "qnn.Conv2d", "inputs": ["x"], "debug_handles": [1, 2]},
             {"name": "add_q", "op": "qnn.ElementWiseAdd", "inputs": ["fused_conv_relu", "x"], "debug_handles": [3, 4]}])),

@@ -19,6 +19,9 @@
 // JSON, DOT, Model Explorer JSON and the summary table, in memory (Graphviz
 // is never run); the failing pairs are dumped into the scratch directory.
 // The two JSON reports must parse with numgap's own JSON parser.
+// NUMGAP_FUZZ_RUNS_DIR=<dir> writes the runs to <dir>/ref and <dir>/target
+// instead and leaves them there: how to turn a finding into run directories
+// that `numgap compare` and a regression test can use (README.md).
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -130,7 +133,10 @@ void compare_and_report(const std::filesystem::path& reference_path, const std::
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static const std::filesystem::path scratch = numgap::fuzz::scratch_directory();
+    static const std::filesystem::path scratch = [] {
+        const char* kept = std::getenv("NUMGAP_FUZZ_RUNS_DIR");
+        return kept != nullptr && *kept != '\0' ? std::filesystem::path(kept) : numgap::fuzz::scratch_directory();
+    }();
     write_runs({reinterpret_cast<const char*>(data), size}, scratch / "ref", scratch / "target");
     try {
         compare_and_report(scratch / "ref", scratch / "target", scratch / "dump");
