@@ -15,6 +15,8 @@
 #include <numgap/core/error.hpp>
 #include <numgap/io/json.hpp>
 
+#include "fuzz_support.hpp"
+
 namespace {
 
 using numgap::io::json_value;
@@ -102,7 +104,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     json_value original;
     try {
         original = parse(text, "fuzz.json");
-    } catch (const numgap::error&) {
+    } catch (const numgap::error& failure) {
+        numgap::fuzz::refused(failure);
         return 0;
     }
     std::string written;

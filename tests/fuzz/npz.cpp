@@ -53,7 +53,8 @@ void load_every_tensor(const std::filesystem::path& path) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     static const std::filesystem::path path = numgap::fuzz::scratch_directory() / "fuzz.npz";
-    numgap::fuzz::write_file(path, numgap::fuzz::as_bytes(data, size));
+    if (!numgap::fuzz::write_file(path, numgap::fuzz::as_bytes(data, size)))
+        numgap::fuzz::environment_failure("cannot write '" + path.string() + "'");
     try {
         read_every_member(path);
     } catch (const numgap::error& failure) {

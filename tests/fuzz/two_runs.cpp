@@ -11,7 +11,7 @@
 //     ...
 // The first path component picks the run ("ref" or "target"); the rest is
 // written under that run's directory in the process's scratch directory.
-// Path components other than [A-Za-z0-9._-]+, "." and ".." make the file be
+// Path components other than [A-Za-z0-9._-]{1,64}, "." and ".." make the file be
 // skipped: the decoder itself never writes outside the scratch directory
 // (what the runs' graph.json files then point at is numgap's business).
 // Both runs are opened, their graphs built and matched (match_auto), every
@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +54,7 @@ constexpr std::string_view file_marker = "@@ ";
 constexpr std::size_t max_files = 32;
 
 bool safe_component(std::string_view component) {
-    if (component.empty() || component == "." || component == "..") return false;
+    if (component.empty() || component.size() > 64 || component == "." || component == "..") return false;
     for (char c : component)
         if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
               c == '_' || c == '-'))
@@ -91,10 +92,12 @@ void write_runs(std::string_view input, const std::filesystem::path& reference, 
             rest = rest.substr(end + 1);
         }
         if (!safe) continue;
-        std::error_code ignored;
-        std::filesystem::create_directories(file.parent_path(), ignored);
-        if (std::filesystem::is_directory(file, ignored)) continue; // "ref/a" and then "ref/a/b"
-        numgap::fuzz::write_file(file, {reinterpret_cast<const std::byte*>(content.data()), content.size()});
+        // A name the file system refuses ("ref/a" then "ref/a/b", a component
+        // too long) only means that file is not part of the runs.
+        std::error_code not_created;
+        std::filesystem::create_directories(file.parent_path(), not_created);
+        const std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(content.data()), content.size()};
+        if (not_created || !numgap::fuzz::write_file(file, bytes)) continue;
         ++files;
     }
 }
