@@ -1,7 +1,7 @@
 // libFuzzer target: one .npy file (io/npy.hpp). The input is the file's bytes.
 // Parses the header - undeclared, then, if refused, declared bfloat16 so the
-// opaque '<V2' path runs too - builds the view (fortran_order strides included) and reads
-// every element through the kernels (fuzz_support.hpp).
+// opaque '<V2' path runs too - builds the view (fortran_order strides
+// included) and reads every element through the kernels (fuzz_support.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
