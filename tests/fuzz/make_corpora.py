@@ -163,6 +163,16 @@ def main():
             {"name": "add_q", "op": "qnn.ElementWiseAdd", "inputs": ["fused_conv_relu", "x"], "debug_handles": [3, 4]}])),
         ("target/fused_conv_relu.npy", npy("<f4", [4], f32_other)), ("target/add_q.npy", npy("<f4", [4], f32)),
     ]))
+    # A name that every writer must escape: formula lead, ESC, NUL, CR/LF, bidi
+    # override, quote, comma, backslash.
+    hostile = '=cmd|"a,b"\\\x1b[31m\x00\r\n\u202eend'
+    hostile_graph = graph([{"name": hostile, "op": "aten.relu.default", "inputs": ["x"]}],
+                          {hostile: {"file": "h.npy"}})
+    write("two_runs", "hostile_name.txt", two_runs([
+        ("ref/graph.json", hostile_graph), ("ref/h.npy", npy("<f4", [4], f32)), ("ref/x.npy", npy("<f4", [4], f32)),
+        ("target/graph.json", hostile_graph), ("target/h.npy", npy("<f4", [4], f32_other)),
+        ("target/x.npy", npy("<f4", [4], f32)),
+    ]))
 
 
 if __name__ == "__main__":

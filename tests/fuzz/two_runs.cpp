@@ -18,7 +18,12 @@
 // group compared with every built-in metric, and the report written as CSV,
 // JSON, DOT, Model Explorer JSON and the summary table, in memory (Graphviz
 // is never run); the failing pairs are dumped into the scratch directory.
-// The two JSON reports must parse with numgap's own JSON parser.
+// Oracles: the two JSON reports parse with numgap's own JSON parser, and the
+// CSV parses as RFC 4180 with one record per group, all as wide as the header.
+// NUMGAP_FUZZ_STRICT_REPORTS=1 adds what issue 8 asks of the writers (defects
+// 2-4), for once they are hardened: no CSV text cell starting with = + - @ TAB
+// or CR, no control character (but newline) and no bidi override in the
+// summary table, and no NUL or other control character in the DOT file.
 // NUMGAP_FUZZ_RUNS_DIR=<dir> writes the runs to <dir>/ref and <dir>/target
 // instead and leaves them there: how to turn a finding into run directories
 // that `numgap compare` and a regression test can use (README.md).
@@ -27,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -102,12 +108,112 @@ void write_runs(std::string_view input, const std::filesystem::path& reference, 
     }
 }
 
+[[noreturn]] void report_defect(const std::string& what) {
+    std::fprintf(stderr, "numgap fuzz: %s\n", what.c_str());
+    std::abort();
+}
+
+// `text` with every byte outside printable ASCII as \xNN, for the messages above.
+std::string visible(std::string_view text) {
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string out;
+    for (const char c : text) {
+        const auto byte = static_cast<unsigned char>(c);
+        if (byte >= 0x20 && byte < 0x7f) {
+            out += c;
+        } else {
+            out += "\\x";
+            out += digits[byte >> 4];
+            out += digits[byte & 15];
+        }
+    }
+    return out;
+}
+
+// RFC 4180 records (CRLF-terminated, "" inside quotes); nullopt when malformed.
+std::optional<std::vector<std::vector<std::string>>> parse_csv(std::string_view text) {
+    std::vector<std::vector<std::string>> records;
+    std::vector<std::string> record;
+    std::string field;
+    std::size_t at = 0;
+    while (at < text.size()) {
+        if (text[at] == '"') {
+            for (++at;; ++at) {
+                if (at >= text.size()) return std::nullopt;
+                if (text[at] != '"') {
+                    field += text[at];
+                } else if (at + 1 < text.size() && text[at + 1] == '"') {
+                    field += '"';
+                    ++at;
+                } else {
+                    ++at;
+                    break;
+                }
+            }
+        }
+        for (; at < text.size() && text[at] != ',' && text[at] != '\r'; ++at) {
+            if (text[at] == '"' || text[at] == '\n') return std::nullopt;
+            field += text[at];
+        }
+        record.push_back(std::move(field));
+        field.clear();
+        if (at < text.size() && text[at] == ',') {
+            ++at;
+            continue;
+        }
+        if (text.substr(at, 2) != "\r\n") return std::nullopt;
+        at += 2;
+        records.push_back(std::move(record));
+        record.clear();
+    }
+    if (!record.empty()) return std::nullopt;
+    return records;
+}
+
+bool strict_reports() {
+    static const bool strict = std::getenv("NUMGAP_FUZZ_STRICT_REPORTS") != nullptr;
+    return strict;
+}
+
+void check_csv(const std::string& csv, std::size_t groups) {
+    const auto records = parse_csv(csv);
+    if (!records) report_defect("the CSV writer wrote malformed CSV: " + visible(csv));
+    if (records->size() != groups + 1) report_defect("the CSV has " + std::to_string(records->size()) +
+                                                     " records for " + std::to_string(groups) + " groups");
+    for (const auto& record : *records)
+        if (record.size() != records->front().size()) report_defect("a CSV record is not as wide as the header");
+    if (!strict_reports()) return;
+    // Text cells: the node, tensor, kind, strategy and op columns and the message.
+    const std::size_t text_columns[] = {0, 1, 2, 3, 4, 5, 6, records->front().size() - 1};
+    for (std::size_t r = 1; r < records->size(); ++r)
+        for (std::size_t column : text_columns) {
+            const std::string& cell = (*records)[r][column];
+            if (!cell.empty() && std::string_view("=+-@\t\r").find(cell.front()) != std::string_view::npos)
+                report_defect("CSV cell '" + visible(cell) + "' would be a spreadsheet formula");
+        }
+}
+
+// Control characters other than newline (and tab, where `terminal` is false),
+// and for a terminal also bidi overrides (U+202A..U+202E, U+2066..U+2069),
+// which reorder what it shows.
+void check_printable(std::string_view text, const char* writer, bool terminal) {
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const auto c = static_cast<unsigned char>(text[i]);
+        const bool control = (c < 0x20 && c != '\n' && (terminal || c != '\t')) || c == 0x7f;
+        const bool bidi = terminal && c == 0xe2 && i + 2 < text.size() &&
+                          ((text[i + 1] == '\x80' && text[i + 2] >= '\xaa' && text[i + 2] <= '\xae') ||
+                           (text[i + 1] == '\x81' && text[i + 2] >= '\xa6' && text[i + 2] <= '\xa9'));
+        if (control || bidi)
+            report_defect(std::string("the ") + writer + " output holds " + visible(text.substr(i, bidi ? 3 : 1)) +
+                          " at byte " + std::to_string(i));
+    }
+}
+
 void must_parse_as_json(const std::string& text, const char* writer) {
     try {
         (void)numgap::io::parse_json(text, writer);
     } catch (const numgap::error& failure) {
-        std::fprintf(stderr, "numgap fuzz: the %s writer wrote invalid JSON: %s\n", writer, failure.what());
-        std::abort();
+        report_defect(std::string("the ") + writer + " writer wrote invalid JSON: " + failure.what());
     }
 }
 
@@ -124,9 +230,13 @@ void compare_and_report(const std::filesystem::path& reference_path, const std::
         numgap::compare_runs(reference_graph, target_graph, reference, target,
                              numgap::fuzz::every_builtin_metric(), numgap::match_options{}, options);
 
-    (void)numgap::to_csv(report);
-    (void)numgap::to_dot(report);
-    (void)numgap::format_summary_table(report);
+    check_csv(numgap::to_csv(report), report.groups.size());
+    const std::string dot = numgap::to_dot(report);
+    const std::string table = numgap::format_summary_table(report);
+    if (strict_reports()) {
+        check_printable(dot, "DOT", false);
+        check_printable(table, "summary table", true);
+    }
     must_parse_as_json(numgap::to_json(report), "JSON report");
     must_parse_as_json(numgap::to_model_explorer(report), "Model Explorer");
     numgap::fuzz::reset_directory(dump_directory);
