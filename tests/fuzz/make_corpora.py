@@ -17,13 +17,14 @@ CORPUS = os.path.join(HERE, "corpus")
 DESCR_SIZE = {"<f4": 4, "<f8": 8, "<f2": 2, "|i1": 1, "|u1": 1, "<i2": 2, "<u2": 2, "<i4": 4, "|b1": 1, "<V2": 2}
 
 
-def npy(descr, shape, data, fortran=False, version=1):
-    """A .npy file as NumPy writes it (data 64-byte aligned)."""
+def npy(descr, shape, data, fortran=False, version=1, misalign=0):
+    """A .npy file as NumPy writes it (data 64-byte aligned), or with the data
+    `misalign` bytes past that, as a hand-made header can put it."""
     shape_text = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
     header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape_text)
     length_bytes = 2 if version == 1 else 4
     unpadded = 8 + length_bytes + len(header) + 1
-    header += " " * ((64 - unpadded % 64) % 64) + "\n"
+    header += " " * ((64 - unpadded % 64) % 64 + misalign) + "\n"
     length = struct.pack("<H" if version == 1 else "<I", len(header))
     return b"\x93NUMPY" + bytes([version, 0]) + length + header.encode("latin1") + data
 
@@ -83,6 +84,8 @@ def main():
         "u2_v2.npy": npy("<u2", [3], pack("<H", [0, 1, 65535]), version=2),
         "i2_v3.npy": npy("<i2", [2], pack("<h", [-32768, 7]), version=3),
         "bf16_opaque.npy": npy("<V2", [2, 2], pack("<H", [0x3f80, 0xbf80, 0x7fc0, 0x0001])),
+        # Data at an odd offset: typed loads from it would be misaligned (a finding of the npy target).
+        "f8_misaligned.npy": npy("<f8", [3, 2], special, misalign=1),
     }
     for name, data in npys.items():
         write("npy", name, data)
