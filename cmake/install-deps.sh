@@ -3,7 +3,9 @@
 # Usage: bash cmake/install-deps.sh   (as root, or with sudo available)
 set -euo pipefail
 
-packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev)
+# clang and its runtime libraries build the fuzz targets (tests/fuzz); the
+# runtimes are only a Recommends of clang, which --no-install-recommends skips.
+packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev clang libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

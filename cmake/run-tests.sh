@@ -5,8 +5,10 @@
 #      checks, the compile-fail test, both consumer builds, CLI tests and a
 #      brief benchmark smoke run),
 #   3. rebuilds the tests with AddressSanitizer + UndefinedBehaviorSanitizer
-#      and runs them again.
-# Usage: bash cmake/run-tests.sh     (build folders: build/, build-sanitize/)
+#      and runs them again,
+#   4. builds the libFuzzer targets with clang (tests/fuzz) and runs each for
+#      a fixed number of inputs on its seed corpus (a smoke run, not a timing).
+# Usage: bash cmake/run-tests.sh     (build folders: build/, build-sanitize/, build-fuzz/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -21,3 +23,9 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_SANITIZE=ON \
     -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
 cmake --build build-sanitize -j "$jobs"
 ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+
+# Only the fuzz targets and their CTest smoke runs: no tests, examples or install.
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_FUZZ=ON \
+    -DNUMGAP_BUILD_TESTS=OFF -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_BUILD_EXAMPLES=OFF -DNUMGAP_INSTALL=OFF
+cmake --build build-fuzz -j "$jobs"
+ctest --test-dir build-fuzz --output-on-failure -j "$jobs"

@@ -1,0 +1,109 @@
+#pragma once
+// What numgap's libFuzzer targets share: a scratch directory private to the
+// process (for the APIs that take a path), writing fuzz bytes into it, and
+// reading every element of a view through the fused kernels with a check that
+// a tensor compared with itself shows no difference.
+//
+// Only numgap::error is an expected outcome of hostile bytes; the targets let
+// every other exception escape, so libFuzzer reports it as a crash.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <system_error>
+
+#include <stdlib.h> // mkdtemp
+
+#include <numgap/core/error.hpp>
+#include <numgap/core/tensor_view.hpp>
+#include <numgap/metric/evaluate.hpp>
+#include <numgap/metric/metric_set.hpp>
+
+namespace numgap::fuzz {
+
+// A fault of the machine running the fuzzer, not of numgap: stop loudly
+// rather than let it pass for a finding.
+[[noreturn]] inline void environment_failure(const std::string& what) {
+    std::fprintf(stderr, "numgap fuzz: %s\n", what.c_str());
+    std::exit(3);
+}
+
+// A directory of its own per process under $TMPDIR (default /tmp), so that
+// -jobs/-workers and parallel CTest runs never share files; removed at exit.
+inline const std::filesystem::path& scratch_directory() {
+    static const std::filesystem::path directory = [] {
+        const char* base = std::getenv("TMPDIR");
+        std::string pattern = std::string(base != nullptr && *base != '\0' ? base : "/tmp") + "/numgap-fuzz-XXXXXX";
+        if (mkdtemp(pattern.data()) == nullptr) environment_failure("cannot create a directory like " + pattern);
+        return std::filesystem::path(pattern);
+    }();
+    static const int removed_at_exit = std::atexit([] {
+        std::error_code ignored;
+        std::filesystem::remove_all(scratch_directory(), ignored);
+    });
+    (void)removed_at_exit;
+    return directory;
+}
+
+// Empties `directory` (creating it if needed): each input starts from nothing.
+inline void reset_directory(const std::filesystem::path& directory) {
+    std::error_code failure;
+    std::filesystem::remove_all(directory, failure);
+    if (!failure) std::filesystem::create_directories(directory, failure);
+    if (failure) environment_failure("cannot reset '" + directory.string() + "': " + failure.message());
+}
+
+// False when the file cannot be written (a name the file system refuses).
+[[nodiscard]] inline bool write_file(const std::filesystem::path& path, std::span<const std::byte> bytes) {
+    std::FILE* file = std::fopen(path.c_str(), "wb");
+    if (file == nullptr) return false;
+    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), file) == bytes.size();
+    return std::fclose(file) == 0 && written;
+}
+
+// Every target calls this where hostile bytes were refused with numgap::error,
+// the expected outcome. NUMGAP_FUZZ_VERBOSE=1 prints the message: how to see
+// whether a seed reaches the code it was written for, or why it stops early.
+inline void refused(const error& failure) {
+    static const bool verbose = std::getenv("NUMGAP_FUZZ_VERBOSE") != nullptr;
+    if (verbose) std::fprintf(stderr, "numgap fuzz: refused: %s\n", failure.what());
+}
+
+inline std::span<const std::byte> as_bytes(const std::uint8_t* data, std::size_t size) {
+    return {reinterpret_cast<const std::byte*>(data), size};
+}
+
+// Every built-in metric, so the row passes (kl_div, topk) read the data too.
+inline const metric_set& every_builtin_metric() {
+    static const metric_set metrics = [] {
+        metric_set set;
+        for (std::string_view name : builtin_metric_names()) set.add_builtin(name);
+        return set;
+    }();
+    return metrics;
+}
+
+// Reads every element of `view` through the kernels (the view against itself)
+// and checks what must hold for identical sides: with no NaN or Inf on either
+// side, every difference is exactly zero. A kernel that read the two sides
+// differently (strides, tails, widening) would break it. Data errors (an empty
+// tensor) are numgap::error, which the caller treats as a refusal.
+inline void read_every_element(const tensor_view& view) {
+    const evaluation result = evaluate(view, view, every_builtin_metric(), evaluate_options{1, true});
+    const side_stats& stats = result.reference;
+    if (stats.nan_count != 0 || stats.positive_inf_count != 0 || stats.negative_inf_count != 0) return;
+    for (std::string_view name : {"max_abs", "mse", "atol", "l1"}) {
+        const metric_result* metric = result.find(name);
+        if (metric == nullptr || metric->value != 0.0) {
+            std::fprintf(stderr, "numgap fuzz: a finite tensor compared with itself has %.*s = %g\n",
+                         int(name.size()), name.data(), metric ? metric->value : NAN);
+            std::abort();
+        }
+    }
+}
+
+} // namespace numgap::fuzz

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of numgap's fuzz targets into corpus/<target>/.
+
+Pure standard library (no numpy), deterministic (zip timestamps are pinned), so
+re-running gives identical bytes. Seeds are small on purpose: libFuzzer grows
+them; they only need to reach each format's main paths.
+"""
+import io
+import json
+import os
+import shutil
+import struct
+import zipfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+DESCR_SIZE = {"<f4": 4, "<f8": 8, "<f2": 2, "|i1": 1, "|u1": 1, "<i2": 2, "<u2": 2, "<i4": 4, "|b1": 1, "<V2": 2}
+
+
+def npy(descr, shape, data, fortran=False, version=1, misalign=0):
+    """A .npy file as NumPy writes it (data 64-byte aligned), or with the data
+    `misalign` bytes past that, as a hand-made header can put it."""
+    shape_text = "(" + ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") + ")"
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, fortran, shape_text)
+    length_bytes = 2 if version == 1 else 4
+    unpadded = 8 + length_bytes + len(header) + 1
+    header += " " * ((64 - unpadded % 64) % 64 + misalign) + "\n"
+    length = struct.pack("<H" if version == 1 else "<I", len(header))
+    return b"\x93NUMPY" + bytes([version, 0]) + length + header.encode("latin1") + data
+
+
+def pack(fmt, values):
+    return b"".join(struct.pack(fmt, v) for v in values)
+
+
+def npz(members, compressed, zip64=False):
+    out = io.BytesIO()
+    method = zipfile.ZIP_DEFLATED if compressed else zipfile.ZIP_STORED
+    with zipfile.ZipFile(out, "w", method) as archive:
+        for name, data in members:
+            info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = method
+            with archive.open(info, "w", force_zip64=zip64) as member:
+                member.write(data)
+    return out.getvalue()
+
+
+def two_runs(files):
+    """The two_runs target's input: "@@ <path>\\n" before each file's bytes."""
+    return b"\n".join(b"@@ " + path.encode() + b"\n" + data for path, data in files)
+
+
+def graph(nodes, tensors=None, **extra):
+    document = {"version": 1, "nodes": nodes}
+    if tensors is not None:
+        document["tensors"] = tensors
+    document.update(extra)
+    return json.dumps(document, indent=1).encode()
+
+
+def write(target, name, data):
+    folder = os.path.join(CORPUS, target)
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(data)
+
+
+def main():
+    shutil.rmtree(CORPUS, ignore_errors=True)
+
+    f32 = pack("<f", [0.5, -1.25, 2.0, 3.5])
+    f32_other = pack("<f", [0.5, -1.0, 2.0, 3.0])
+    f16 = pack("<e", [0.5, -1.25, 2.0, 3.5, 65504.0, 6e-8])
+    special = pack("<d", [float("nan"), float("inf"), float("-inf"), -0.0, 1e-310, 1.0])
+
+    npys = {
+        "f4_vector.npy": npy("<f4", [4], f32),
+        "f2_fortran.npy": npy("<f2", [2, 3], f16, fortran=True),
+        "f8_special.npy": npy("<f8", [3, 2], special),
+        "i1_scalar.npy": npy("|i1", [], b"\xfe"),
+        "u1_empty.npy": npy("|u1", [2, 0], b""),
+        "b1_matrix.npy": npy("|b1", [2, 2], b"\x00\x01\x01\x00"),
+        "i4_rank3.npy": npy("<i4", [1, 2, 2], pack("<i", [1, -2, 2**31 - 1, -2**31])),
+        "u2_v2.npy": npy("<u2", [3], pack("<H", [0, 1, 65535]), version=2),
+        "i2_v3.npy": npy("<i2", [2], pack("<h", [-32768, 7]), version=3),
+        "bf16_opaque.npy": npy("<V2", [2, 2], pack("<H", [0x3f80, 0xbf80, 0x7fc0, 0x0001])),
+        # Data at an odd offset: typed loads from it would be misaligned (a finding of the npy target).
+        "f8_misaligned.npy": npy("<f8", [3, 2], special, misalign=1),
+    }
+    for name, data in npys.items():
+        write("npy", name, data)
+
+    write("npz", "stored.npz", npz([("a.npy", npys["f4_vector.npy"]), ("b.npy", npys["i4_rank3.npy"])], False))
+    write("npz", "deflated.npz", npz([("a.npy", npys["f2_fortran.npy"]), ("dir/b.npy", npys["b1_matrix.npy"])], True))
+    write("npz", "zip64.npz", npz([("x.npy", npys["f8_special.npy"])], True, zip64=True))
+    write("npz", "other_member.npz", npz([("readme.txt", b"not a tensor"), ("z.npy", npys["bf16_opaque.npy"])], False))
+    write("npz", "long_stream.npz", npz([("long.npy", npy("<f4", [256], pack("<f", [i % 7 for i in range(256)])))], True))
+
+    jsons = {
+        "object.json": b'{"a": 1, "b": [true, false, null], "c": {"d": "e"}}',
+        "numbers.json": b"[0, -0, 1.5, -2.5e-3, 1E+2, 9007199254740993, 18446744073709551616, 1e308, 5e-324]",
+        "escapes.json": b'["\\"\\\\\\/\\b\\f\\n\\r\\t", "\\u0000\\u001f\\u00e9\\ud83d\\ude00", "\xc3\xa9\xe2\x82\xac"]',
+        "nested.json": b"[[[[[[[[{}]]]]]]]]",
+        "bom.json": b'\xef\xbb\xbf {"x" : "y" }\n',
+        "string.json": b'"plain"',
+    }
+    for name, data in jsons.items():
+        write("json", name, data)
+
+    chain = [
+        {"name": "conv1", "op": "aten.convolution.default", "inputs": ["x"], "debug_handles": [1]},
+        {"name": "relu1", "op": "aten.relu.default", "inputs": ["conv1"], "debug_handles": [2]},
+        {"name": "add", "op": "aten.add.Tensor", "inputs": ["relu1", "x"], "debug_handles": [3, 4]},
+    ]
+    graphs = {
+        "chain.json": graph(chain),
+        "tensors.json": graph(chain, {
+            "conv1": {"file": "out/conv1.raw", "dtype": "uint8", "shape": [1, 2, 2, 3], "axis_order": [0, 2, 3, 1],
+                      "scale": 0.0235, "zero_point": 128},
+            "relu1": {"dtype": "int8", "shape": [1, 3, 2, 2], "scale": [0.1, 0.2, 0.3], "zero_point": [0, 1, -1],
+                      "quant_axis": 1},
+            "x": {"dtype": "bfloat16"}}),
+        "outputs.json": graph([
+            {"name": "split", "op": "aten.split.Tensor", "inputs": ["x"], "outputs": ["split.0", "split.1"]},
+            {"name": "cat", "op": "aten.cat.default", "inputs": ["split.1", "split.0"], "metadata": {"k": [1]}},
+            {"name": "sink", "op": "aten.sum.default", "inputs": ["cat"], "outputs": []},
+        ], metadata={"model": "m", "values": [1.5, None]}),
+        "names.json": graph([
+            {"name": "model/layer.0/Conv_1", "op": "Conv", "inputs": ["input:x"]},
+            {"name": "model.layer.0.conv", "op": "aten.conv2d.default", "inputs": ["model/layer.0/Conv_1"]},
+            {"name": "x", "op": "", "inputs": []},
+        ]),
+        "no_nodes.json": graph([], {"a": {}, "b": {"file": "b.bin", "dtype": "float16", "shape": [2]}}),
+    }
+    for name, data in graphs.items():
+        write("graph_json", name, data)
+
+    small = [{"name": "a", "op": "aten.relu.default", "inputs": ["x"]},
+             {"name": "b", "op": "aten.add.Tensor", "inputs": ["a", "x"]}]
+    write("two_runs", "npy_pair.txt", two_runs([
+        ("ref/graph.json", graph(small)),
+        ("ref/x.npy", npy("<f4", [4], f32)), ("ref/a.npy", npy("<f4", [4], f32)),
+        ("ref/b.npy", npy("<f4", [2, 2], f32)),
+        ("target/graph.json", graph(small)),
+        ("target/x.npy", npy("<f4", [4], f32)), ("target/a.npy", npy("<f2", [4], f16[:8])),
+        ("target/b.npy", npy("<f4", [2, 2], f32_other)),
+    ]))
+    write("two_runs", "quantized_raw.txt", two_runs([
+        ("ref/graph.json", graph(small)),
+        ("ref/x.npy", npy("<f4", [4], f32)), ("ref/a.npy", npy("<f4", [1, 2, 2, 1], f32)),
+        ("target/graph.json", graph([{"name": "a", "op": "aten.relu.default", "inputs": ["x"]},
+                                     {"name": "b_fused", "op": "aten.add.Tensor", "inputs": ["a", "x"]}],
+                                    {"a": {"file": "out/a.raw", "dtype": "uint8", "shape": [1, 2, 1, 2],
+                                           "axis_order": [0, 2, 3, 1], "scale": 0.5, "zero_point": 2}})),
+        ("target/x.npy", npy("<f4", [4], f32)), ("target/out/a.raw", b"\x03\x00\x06\x09"),
+    ]))
+    write("two_runs", "no_graph.txt", two_runs([
+        ("ref/t1.npy", npy("<f8", [3, 2], special)), ("ref/sub/t2.npy", npy("|i1", [2], b"\x01\xff")),
+        ("target/t1.npy", npy("<f8", [3, 2], special)), ("target/sub/t2.npy", npy("|i1", [2], b"\x01\x7f")),
+    ]))
+    write("two_runs", "handles.txt", two_runs([
+        ("ref/graph.json", graph([dict(n, outputs=[n["name"]]) for n in chain])),
+        ("ref/relu1.npy", npy("<f4", [4], f32)), ("ref/add.npy", npy("<f4", [4], f32)),
+        ("target/graph.json", graph([
+            {"name": "fused_conv_relu", "op": "qnn.Conv2d", "inputs": ["x"], "debug_handles": [1, 2]},
+            {"name": "add_q", "op": "qnn.ElementWiseAdd", "inputs": ["fused_conv_relu", "x"], "debug_handles": [3, 4]}])),
+        ("target/fused_conv_relu.npy", npy("<f4", [4], f32_other)), ("target/add_q.npy", npy("<f4", [4], f32)),
+    ]))
+    # A name that every writer must escape: formula lead, ESC, NUL, CR/LF, bidi
+    # override, quote, comma, backslash.
+    hostile = '=cmd|"a,b"\\\x1b[31m\x00\r\n\u202eend'
+    hostile_graph = graph([{"name": hostile, "op": "aten.relu.default", "inputs": ["x"]}],
+                          {hostile: {"file": "h.npy"}})
+    write("two_runs", "hostile_name.txt", two_runs([
+        ("ref/graph.json", hostile_graph), ("ref/h.npy", npy("<f4", [4], f32)), ("ref/x.npy", npy("<f4", [4], f32)),
+        ("target/graph.json", hostile_graph), ("target/h.npy", npy("<f4", [4], f32_other)),
+        ("target/x.npy", npy("<f4", [4], f32)),
+    ]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,69 @@
+// libFuzzer target: one .npz archive (io/npz.hpp, io/inflate.hpp, io/crc32.hpp).
+// The input is the archive's bytes. npz_archive opens only paths, so the bytes
+// go to a file in the process's scratch directory (on tmpfs where TMPDIR
+// points there). Every member is read - inflated and CRC-checked when deflated
+// - and every "<key>.npy" member is also loaded through run_directory, which
+// parses its header, realigns it when needed and reads every element.
+//
+// Known on the code this was written against (issue 8, defect 5): a member may
+// claim up to 1032 times its compressed size and is allocated before its
+// stream is checked, so run with -rss_limit_mb/-malloc_limit_mb above
+// 1032 * -max_len, or expect out-of-memory reports.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/io/npz.hpp>
+#include <numgap/io/run_directory.hpp>
+
+#include "fuzz_support.hpp"
+
+namespace {
+
+// The one place this target calls the archive API.
+void read_every_member(const std::filesystem::path& path) {
+    const numgap::io::npz_archive archive = numgap::io::npz_archive::open(path);
+    std::vector<std::byte> storage;
+    for (const numgap::io::npz_member& member : archive.members()) {
+        try {
+            (void)archive.member_bytes(member, storage);
+        } catch (const numgap::error& failure) {
+            // One bad member must not hide the others.
+            numgap::fuzz::refused(failure);
+        }
+    }
+}
+
+// The one place this target calls the run API.
+void load_every_tensor(const std::filesystem::path& path) {
+    const numgap::io::run_directory run = numgap::io::run_directory::open(path);
+    for (const std::string& key : run.keys()) {
+        try {
+            numgap::fuzz::read_every_element(run.load(key).view());
+        } catch (const numgap::error& failure) {
+            numgap::fuzz::refused(failure);
+        }
+    }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    static const std::filesystem::path path = numgap::fuzz::scratch_directory() / "fuzz.npz";
+    if (!numgap::fuzz::write_file(path, numgap::fuzz::as_bytes(data, size)))
+        numgap::fuzz::environment_failure("cannot write '" + path.string() + "'");
+    try {
+        read_every_member(path);
+    } catch (const numgap::error& failure) {
+        numgap::fuzz::refused(failure);
+    }
+    try {
+        load_every_tensor(path);
+    } catch (const numgap::error& failure) {
+        numgap::fuzz::refused(failure);
+    }
+    return 0;
+}
