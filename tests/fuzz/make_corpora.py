@@ -58,6 +58,19 @@ def graph(nodes, tensors=None, **extra):
     return json.dumps(document, indent=1).encode()
 
 
+def safetensors(entries, metadata=None, pad_header=0):
+    """A safetensors file: entries are (key, dtype, shape, data bytes), laid out in order."""
+    header, offset, blob = {}, 0, b""
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    for key, dtype, shape, data in entries:
+        header[key] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(data)]}
+        offset += len(data)
+        blob += data
+    text = json.dumps(header, separators=(",", ":")).encode() + b" " * pad_header
+    return struct.pack("<Q", len(text)) + text + blob
+
+
 def write(target, name, data):
     folder = os.path.join(CORPUS, target)
     os.makedirs(folder, exist_ok=True)
@@ -166,6 +179,24 @@ def main():
             {"name": "add_q", "op": "qnn.ElementWiseAdd", "inputs": ["fused_conv_relu", "x"], "debug_handles": [3, 4]}])),
         ("target/fused_conv_relu.npy", npy("<f4", [4], f32_other)), ("target/add_q.npy", npy("<f4", [4], f32)),
     ]))
+    write("safetensors", "every_dtype.safetensors", safetensors([
+        ("f32", "F32", [2, 2], pack("<f", [1.0, -2.5, 0.0, 3.0])),
+        ("f16", "F16", [3], pack("<e", [1.0, -0.5, 65504.0])),
+        ("bf16", "BF16", [2], bytes([0x80, 0x3f, 0x00, 0xc0])),
+        ("f64", "F64", [1], pack("<d", [1e-300])),
+        ("i8", "I8", [4], bytes([0, 127, 128, 255])),
+        ("u8", "U8", [2], bytes([0, 255])),
+        ("i16", "I16", [1], pack("<h", [-3])),
+        ("u16", "U16", [1], pack("<H", [65535])),
+        ("i32", "I32", [1], pack("<i", [-7])),
+        ("bool", "BOOL", [2], bytes([0, 1])),
+    ], metadata={"format": "pt"}))
+    write("safetensors", "scalar_empty.safetensors", safetensors([
+        ("scalar", "F32", [], pack("<f", [4.0])), ("empty", "F32", [0, 3], b"")]))
+    write("safetensors", "unsupported.safetensors", safetensors([
+        ("fp8", "F8_E4M3", [2], bytes([0x38, 0xb8])), ("i64", "I64", [1], pack("<q", [5]))]))
+    write("safetensors", "padded_misaligned.safetensors", safetensors([
+        ("odd", "U8", [1], b"x"), ("f32", "F32", [2], pack("<f", [1.0, 2.0]))], pad_header=3))
     # A name that every writer must escape: formula lead, ESC, NUL, CR/LF, bidi
     # override, quote, comma, backslash.
     hostile = '=cmd|"a,b"\\\x1b[31m\x00\r\n\u202eend'

@@ -4,14 +4,13 @@
 // points there). Every member is read - inflated and CRC-checked when deflated
 // - and every "<key>.npy" member is also loaded through run_directory, which
 // parses its header, realigns it when needed and reads every element.
-//
-// Known on the code this was written against (issue 8, defect 5): a member may
-// claim up to 1032 times its compressed size and is allocated before its
-// stream is checked, so run with -rss_limit_mb/-malloc_limit_mb above
-// 1032 * -max_len, or expect out-of-memory reports.
+// A member may claim up to 1032 times its compressed size (deflate's own
+// maximum; larger claims are refused before anything is allocated), so keep
+// -rss_limit_mb/-malloc_limit_mb above 1032 * -max_len.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,7 +25,7 @@ namespace {
 // The one place this target calls the archive API.
 void read_every_member(const std::filesystem::path& path) {
     const numgap::io::npz_archive archive = numgap::io::npz_archive::open(path);
-    std::vector<std::byte> storage;
+    std::unique_ptr<std::byte[]> storage;
     for (const numgap::io::npz_member& member : archive.members()) {
         try {
             (void)archive.member_bytes(member, storage);
