@@ -117,3 +117,16 @@ TEST_CASE("copy_as_float validates the view and the buffer size") {
     numgap::copy_as_float(view, values);
     CHECK(values == std::vector<float>{-5.0f, 0.0f, 5.0f, 122.5f});
 }
+
+TEST_CASE("data not aligned for its dtype is refused, naming the tensor and the dtype") {
+    // A hand-made .npy header can put float64 data at an odd offset; typed
+    // loads from it would be undefined behaviour.
+    std::vector<double> storage(5, 1.0);
+    const auto* misaligned = reinterpret_cast<const std::byte*>(storage.data()) + 1;
+    const numgap::tensor_view odd = named(numgap::tensor_view(misaligned, numgap::dtype::float64, {3}), "odd");
+    const numgap::tensor_view fine = named(numgap::tensor_view(storage.data(), numgap::dtype::float64, {3}), "fine");
+    expect_error(fine, odd, "odd", "not aligned for float64");
+    // One-byte dtypes are aligned everywhere.
+    const numgap::tensor_view bytes(misaligned, numgap::dtype::uint8, {3});
+    CHECK_NOTHROW(numgap::validate_view(bytes));
+}

@@ -1,7 +1,10 @@
 #pragma once
 // validate_view / validate_pair: the single API-boundary check before any
 // kernel runs. Rejects, with a numgap::error naming the tensor(s) and the
-// reason: unknown dtypes, null data, empty tensors, an axis_order that is not a
+// reason: unknown dtypes, null data, data not aligned for its dtype (typed
+// loads from it would be undefined behaviour: io::run_directory copies such
+// data, a caller building a view over raw bytes must too), empty tensors, an
+// axis_order that is not a
 // permutation, quantization on a non-integer dtype, a zero or non-finite scale,
 // a per-channel axis out of range or whose parameter count differs from the
 // axis length; and for pairs, shapes (after axis_order) that differ, and
@@ -51,6 +54,9 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
         throw error(who_text() + " is empty (shape " + detail::format_list(view.shape()) +
                     "); there is nothing to compare");
     if (view.data() == nullptr) throw error(who_text() + " has no data (null pointer)");
+    if (reinterpret_cast<std::uintptr_t>(view.data()) % size_of(view.type()) != 0)
+        throw error(who_text() + " has data at an address not aligned for " + std::string(name_of(view.type())) +
+                    " (" + std::to_string(size_of(view.type())) + " bytes); copy it into aligned storage first");
     if (view.has_axis_order()) {
         bool seen[max_rank] = {};
         for (const std::int8_t axis : view.axis_order()) {
