@@ -622,3 +622,77 @@ TEST_CASE("match_by_structure_bounds_its_work_on_a_huge_fan_out_duplicate_produc
     CHECK(ambiguous >= 299);
     CHECK(paired(result, 302, 302));
 }
+
+namespace {
+// A ResNet downsample block: main path c1 -> b1 -> r1 -> c2 -> b2, shortcut
+// dc -> db, both summed by a commutative add. c1 and dc share producer, op
+// and shape, and their loose consumer signatures (single-input ops
+// contracted) are equal.
+struct downsample_block {
+    numgap::basic_graph graph;
+    std::size_t x, c1, b1, r1, c2, b2, dc, db, sum, out;
+};
+
+// shortcut_first: the shortcut is listed (and numbered) before the main
+// path; main_name/shortcut_name: the convs' names (the smaller one is the
+// matcher's guess among equals, so both name orders are tried).
+downsample_block make_downsample_block(bool shortcut_first, const char* main_name, const char* shortcut_name,
+                                       bool short_main_path = false) {
+    downsample_block block;
+    auto& g = block.graph;
+    const numgap::shape_type in{1, 8, 8, 8}, out{1, 16, 4, 4};
+    block.x = add(g, "x", "input", {}, in);
+    auto main_path = [&] {
+        block.c1 = add(g, main_name, "aten.convolution.default", {block.x}, out);
+        block.b1 = add(g, (std::string(main_name) + "_bn").c_str(), "aten.batch_norm.default", {block.c1}, out);
+        if (short_main_path) {
+            block.r1 = block.c2 = block.b2 = block.b1;
+            return;
+        }
+        block.r1 = add(g, (std::string(main_name) + "_relu").c_str(), "aten.relu.default", {block.b1}, out);
+        block.c2 = add(g, (std::string(main_name) + "_conv2").c_str(), "aten.convolution.default", {block.r1}, out);
+        block.b2 = add(g, (std::string(main_name) + "_bn2").c_str(), "aten.batch_norm.default", {block.c2}, out);
+    };
+    auto shortcut = [&] {
+        block.dc = add(g, shortcut_name, "aten.convolution.default", {block.x}, out);
+        block.db = add(g, (std::string(shortcut_name) + "_bn").c_str(), "aten.batch_norm.default", {block.dc}, out);
+    };
+    if (shortcut_first) {
+        shortcut();
+        main_path();
+    } else {
+        main_path();
+        shortcut();
+    }
+    block.sum = add(g, "sum", "aten.add.Tensor", {block.b2, block.db}, out);
+    block.out = add(g, "out", "aten.relu.default", {block.sum}, out);
+    return block;
+}
+} // namespace
+
+TEST_CASE("match_by_structure_tells_a_resnet_downsample_shortcut_from_the_main_path_by_its_op_chain") {
+    // The loose evidence ties c1 and dc; the sequence of ops to the add
+    // (bn, relu, conv, bn vs bn) does not. Every pair is right and
+    // unambiguous whatever the target's order and whichever name sorts
+    // first (the guess among equals used to swap the convs for one of the
+    // two name orders, and their batch norms with them, at confidence 1).
+    const auto ref = make_downsample_block(false, "layer2_0_conv1", "layer2_0_downsample_0");
+    for (bool shortcut_first : {false, true})
+        for (bool main_sorts_first : {false, true}) {
+            CAPTURE(shortcut_first);
+            CAPTURE(main_sorts_first);
+            const auto tgt = make_downsample_block(shortcut_first, main_sorts_first ? "t_1" : "t_2",
+                                                   main_sorts_first ? "t_2" : "t_1");
+            const auto result = numgap::match_by_structure(ref.graph, tgt.graph);
+            CHECK(paired(result, ref.c1, tgt.c1));
+            CHECK(paired(result, ref.dc, tgt.dc));
+            CHECK(paired(result, ref.b1, tgt.b1));
+            CHECK(paired(result, ref.db, tgt.db));
+            CHECK(paired(result, ref.b2, tgt.b2));
+            CHECK(paired(result, ref.sum, tgt.sum));
+            for (const auto& group : result.groups) {
+                CHECK_FALSE(group.ambiguous());
+                CHECK(group.confidence > 0.9);
+            }
+        }
+}

@@ -217,7 +217,8 @@ private:
             for ([[maybe_unused]] auto raw : numgap::producers(side.graph, node)) ++input_edges;
             contracted[node] = attributes.passthrough[node] || input_edges == 1;
         }
-        return consumer_signatures(side.graph, side.order, family_hash, contracted, attributes.commutative);
+        return consumer_signatures(side.graph, side.order, family_hash, contracted, attributes.commutative,
+                                   &attributes.passthrough);
     }
 
     // Share of the consumer-side signature rounds on which r and t agree.
@@ -541,10 +542,26 @@ private:
         if (reference_attributes_.passthrough[r])
             for (const auto& entry : candidates_)
                 if (entry.score >= best_score - 1e-9) nearest = std::min(nearest, entry.depth);
+        // Equals on the loose evidence may still differ in the sequence of
+        // ops along their single-input chains (strict signature): when that
+        // tells them apart, the closest chains win; when all agree equally
+        // (a fused or folded target changes every chain alike), it is no
+        // evidence.
+        std::size_t most_strict = 0;
+        std::size_t least_strict = consumer_signature_rounds;
+        for (const auto& entry : candidates_) {
+            if (entry.score < best_score - 1e-9 || entry.depth > nearest) continue;
+            const std::size_t strict = reference_signatures_.strict_agreement(r, target_signatures_, entry.node);
+            most_strict = std::max(most_strict, strict);
+            least_strict = std::min(least_strict, strict);
+        }
         std::size_t best = no_node;
         node_list equals;
         for (const auto& entry : candidates_) {
             if (entry.score < best_score - 1e-9 || entry.depth > nearest) continue;
+            if (most_strict != least_strict &&
+                reference_signatures_.strict_agreement(r, target_signatures_, entry.node) < most_strict)
+                continue;
             equals.push_back(entry.node);
             if (best == no_node || picked_before(entry.node, best)) best = entry.node;
         }
