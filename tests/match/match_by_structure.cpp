@@ -696,3 +696,38 @@ TEST_CASE("match_by_structure_tells_a_resnet_downsample_shortcut_from_the_main_p
             }
         }
 }
+
+TEST_CASE("match_by_structure_propagates_ambiguity_to_the_consumers_of_an_ambiguous_pick") {
+    // Both branches conv -> bn -> add: nothing structural tells them apart.
+    // The convs are ambiguous with each other; the batch norms, paired
+    // because of that guess, are ambiguous too (each names the other
+    // branch's batch norm) at the same lowered confidence, so the value
+    // repair can re-pair them and a report never names them as confident
+    // origins. The add does not depend on the guess.
+    const auto ref = make_downsample_block(false, "c_main", "c_short", true);
+    for (bool shortcut_first : {false, true}) {
+        CAPTURE(shortcut_first);
+        const auto tgt = make_downsample_block(shortcut_first, "t_a", "t_b", true);
+        const auto result = numgap::match_by_structure(ref.graph, tgt.graph);
+        const auto* conv = group_of(result, ref.c1);
+        const auto* bn = group_of(result, ref.b1);
+        const auto* short_conv = group_of(result, ref.dc);
+        const auto* short_bn = group_of(result, ref.db);
+        REQUIRE(conv != nullptr);
+        REQUIRE(bn != nullptr);
+        REQUIRE(short_conv != nullptr);
+        REQUIRE(short_bn != nullptr);
+        CHECK(conv->ambiguous_with.size() == 1);
+        CHECK(short_conv->ambiguous_with.size() == 1);
+        // bn follows conv's pick, and names the other branch's bn.
+        const bool conv_on_main = conv->target_output_node == tgt.c1;
+        CHECK(bn->target_output_node == (conv_on_main ? tgt.b1 : tgt.db));
+        CHECK(bn->ambiguous_with == std::vector<std::size_t>{conv_on_main ? tgt.db : tgt.b1});
+        CHECK(short_bn->ambiguous_with == std::vector<std::size_t>{bn->target_output_node});
+        CHECK(bn->confidence == doctest::Approx(0.5));
+        CHECK(short_bn->confidence == doctest::Approx(0.5));
+        CHECK(paired(result, ref.sum, tgt.sum));
+        CHECK_FALSE(group_of(result, ref.sum)->ambiguous());
+        CHECK_FALSE(group_of(result, ref.out)->ambiguous());
+    }
+}

@@ -87,8 +87,9 @@
 // counterparts are taken); the rules above keep it from shifting what
 // follows (on the folded/unrecognised-op sweep, 160 graphs: no cascade
 // left, 1 below 95% recall or 99% precision, at 98.3% / 98.6%).
-// Ambiguity is not propagated: the consumers of an ambiguous pair are
-// paired with the consumers of its pick, unflagged.
+// Ambiguity propagates: a node paired through an ambiguous producer's image
+// is ambiguous with the compatible consumers of the producer's equals (see
+// inherit_ambiguity).
 //
 // Requires numgap::graph for both types; uses op types, output shapes and
 // node names (only to make a guess among equals independent of node order)
@@ -497,6 +498,39 @@ private:
         }
         if (candidates_.empty() || best_score < min_confidence_) return;
         commit_best_candidate(r, best_score);
+        inherit_ambiguity(r, producers);
+    }
+
+    // A pick found through an ambiguous producer's image is conditional on
+    // that guess: had the producer gone to one of its equals, r would have
+    // gone to a consumer of that equal. Those consumers (through unmatched
+    // or matched passthrough nodes, op-compatible with r, other than r's
+    // image) join r's ambiguous_with, so the value repair may re-pair r
+    // too and its confidence drops. A consumer shared by the equals (the
+    // add summing two symmetric branches) adds nothing: r's pick does not
+    // depend on the guess. Transitive along chains; at most max_tie_class
+    // per node.
+    void inherit_ambiguity(std::size_t r, const std::vector<std::size_t>& producers) {
+        for (auto producer : producers) {
+            for (auto alternative : ambiguous_with_[producer]) {
+                std::vector<std::pair<std::size_t, int>> frontier{{alternative, 0}};
+                while (!frontier.empty()) {
+                    const auto [node, depth] = frontier.back();
+                    frontier.pop_back();
+                    for (auto consumer : target_consumers_.consumers(node)) {
+                        if (ambiguous_with_[r].size() >= max_tie_class) return;
+                        if (target_attributes_.passthrough[consumer]) {
+                            if (depth < max_depth_) frontier.push_back({consumer, depth + 1});
+                            continue;
+                        }
+                        if (consumer == image_[r] || op_agreement(r, consumer) < 0.0) continue;
+                        auto& alternatives = ambiguous_with_[r];
+                        if (std::find(alternatives.begin(), alternatives.end(), consumer) == alternatives.end())
+                            alternatives.push_back(consumer);
+                    }
+                }
+            }
+        }
     }
 
     // A candidate whose consumers agree better with a sibling of r still to
