@@ -731,3 +731,36 @@ TEST_CASE("match_by_structure_propagates_ambiguity_to_the_consumers_of_an_ambigu
         CHECK_FALSE(group_of(result, ref.out)->ambiguous());
     }
 }
+TEST_CASE("match_by_structure_decomposition_does_not_swallow_what_follows_an_unknown_op") {
+    // The reference spells its ops in a vocabulary nothing recognises
+    // ("MyConvOp"), the target in aten's: a Fire module's squeeze conv
+    // finds no compatible candidate. The decomposition finder must not take
+    // the squeeze's relu, both expand convs, their relus and the concat (the
+    // counterparts of what follows the squeeze, reached through the unknown
+    // ops; and a fan-out into parallel branches of one op) as "the lowering
+    // of the squeeze" (before: one group of 7 target nodes).
+    numgap::basic_graph ref, tgt;
+    const numgap::shape_type in{1, 8, 8, 8}, squeezed{1, 4, 8, 8}, expanded{1, 8, 8, 8}, joined{1, 16, 8, 8};
+    for (auto* g : {&ref, &tgt}) {
+        const bool r = g == &ref;
+        const char* conv = r ? "MyConvOp" : "aten.convolution.default";
+        const char* relu = r ? "MyReluOp" : "aten.relu.default";
+        const auto x = add(*g, "x", "input", {}, in);
+        const auto sq = add(*g, r ? "squeeze" : "t0", conv, {x}, squeezed);
+        const auto sqr = add(*g, r ? "squeeze_relu" : "t1", relu, {sq}, squeezed);
+        const auto e1 = add(*g, r ? "expand1x1" : "t2", conv, {sqr}, expanded);
+        const auto e3 = add(*g, r ? "expand3x3" : "t3", conv, {sqr}, expanded);
+        const auto e1r = add(*g, r ? "expand1x1_relu" : "t4", relu, {e1}, expanded);
+        const auto e3r = add(*g, r ? "expand3x3_relu" : "t5", relu, {e3}, expanded);
+        const auto cat = add(*g, r ? "cat" : "t6", r ? "cat" : "aten.cat.default", {e1r, e3r}, joined);
+        add(*g, r ? "next_squeeze" : "t7", conv, {cat}, squeezed);
+    }
+    const auto result = numgap::match_by_structure(ref, tgt);
+    // Target nodes 3..8: the expands, their relus, the concat, the next squeeze.
+    for (const auto& group : result.groups) {
+        if (group.target_nodes.size() < 2) continue;
+        INFO("decomposed group of " << group.target_nodes.size() << " target nodes");
+        CHECK(group.target_nodes.size() <= 2);
+        for (auto node : group.target_nodes) CHECK(node <= 2);
+    }
+}

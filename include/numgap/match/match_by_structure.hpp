@@ -685,9 +685,11 @@ private:
     // ops, all of them ops canonical_op knows (an unknown op is what a
     // backend's replacement of r looks like, not a piece of a lowering),
     // none of them op-compatible with r (it would have been a
-    // candidate) or with r's consumers and theirs (those ops are what
-    // follows r, not pieces of it: a replaced op followed by its consumer's
-    // counterpart is no decomposition), and X's shape not contradicting r's.
+    // candidate) or with what follows r, two recognised ops down,
+    // through unrecognised ones (those ops are what follows r, not pieces
+    // of it: a replaced op followed by its consumer's counterpart is no
+    // decomposition), no fan-out inside it into two consumers of one op
+    // family (parallel branches), and X's shape not contradicting r's.
     // r is then paired with the region as one decomposed group whose output
     // is X, and its consumers search from X. Score: like a pair with X, op
     // agreement 0.6 (the ops are unknown to each other).
@@ -695,14 +697,24 @@ private:
 
     void match_decomposition(std::size_t r) {
         const std::vector<std::size_t> producers = producers_of(r);
-        // What follows r, two levels down (at most 16 ops).
+        // What follows r, two recognised ops down; unrecognised and
+        // passthrough ops are walked through without counting (a vocabulary
+        // nothing knows must not hide the concat after a Fire module's
+        // branches). At most 32 ops, 128 visits.
         std::vector<std::size_t> downstream;
-        for (auto consumer : reference_consumers_.consumers(r)) {
-            if (downstream.size() >= 16) break;
-            downstream.push_back(consumer);
-            for (auto next : reference_consumers_.consumers(consumer)) {
-                if (downstream.size() >= 16) break;
-                downstream.push_back(next);
+        {
+            std::vector<std::pair<std::size_t, int>> frontier{{r, 0}};
+            for (std::size_t visits = 0; !frontier.empty() && visits < 128 && downstream.size() < 32; ++visits) {
+                const auto [node, level] = frontier.back();
+                frontier.erase(frontier.end() - 1);
+                for (auto consumer : reference_consumers_.consumers(node)) {
+                    if (downstream.size() >= 32) break;
+                    if (std::find(downstream.begin(), downstream.end(), consumer) != downstream.end()) continue;
+                    downstream.push_back(consumer);
+                    const bool counts = reference_attributes_.recognised[consumer] && !reference_attributes_.passthrough[consumer];
+                    const int next_level = level + (counts ? 1 : 0);
+                    if (next_level < 2) frontier.push_back({consumer, next_level});
+                }
             }
         }
         // Unmatched nodes reachable from the images, breadth first.
@@ -788,9 +800,19 @@ private:
         if (real_ops < 2) return false;
         for (auto node : region) {
             if (node == exit) continue;
-            if (target_consumers_.consumers(node).size() > max_decomposition_nodes) return false;
-            for (auto consumer : target_consumers_.consumers(node))
+            const auto consumers = target_consumers_.consumers(node);
+            if (consumers.size() > max_decomposition_nodes) return false;
+            for (auto consumer : consumers)
                 if (std::find(region.begin(), region.end(), consumer) == region.end()) return false;
+            // A fan-out into parallel branches of one op family (a Fire
+            // module's expand convs, q/k/v) is a block of the model, not
+            // the lowering of one op (whose fan-outs feed different ops:
+            // exp -> sum, div).
+            for (std::size_t i = 0; i < consumers.size(); ++i)
+                for (std::size_t j = i + 1; j < consumers.size(); ++j)
+                    if (consumers[i] != consumers[j] && !target_attributes_.passthrough[consumers[i]] &&
+                        target_attributes_.primary[consumers[i]] == target_attributes_.primary[consumers[j]])
+                        return false;
         }
         return std::find(feeds.begin(), feeds.end(), 0) == feeds.end();
     }
