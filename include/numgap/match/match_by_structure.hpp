@@ -688,8 +688,8 @@ private:
     // candidate) or with what follows r, two recognised ops down,
     // through unrecognised ones (those ops are what follows r, not pieces
     // of it: a replaced op followed by its consumer's counterpart is no
-    // decomposition), no fan-out inside it into two consumers of one op
-    // family (parallel branches), and X's shape not contradicting r's.
+    // decomposition), no fan-out into two parallel convs or matmuls
+    // (a block's branches), and X's shape not contradicting r's.
     // r is then paired with the region as one decomposed group whose output
     // is X, and its consumers search from X. Score: like a pair with X, op
     // agreement 0.6 (the ops are unknown to each other).
@@ -804,15 +804,22 @@ private:
             if (consumers.size() > max_decomposition_nodes) return false;
             for (auto consumer : consumers)
                 if (std::find(region.begin(), region.end(), consumer) == region.end()) return false;
-            // A fan-out into parallel branches of one op family (a Fire
-            // module's expand convs, q/k/v) is a block of the model, not
-            // the lowering of one op (whose fan-outs feed different ops:
-            // exp -> sum, div).
-            for (std::size_t i = 0; i < consumers.size(); ++i)
-                for (std::size_t j = i + 1; j < consumers.size(); ++j)
-                    if (consumers[i] != consumers[j] && !target_attributes_.passthrough[consumers[i]] &&
-                        target_attributes_.primary[consumers[i]] == target_attributes_.primary[consumers[j]])
-                        return false;
+        }
+        // A fan-out (from inside the region or from an entry) into parallel
+        // ops with weights of one family (a Fire module's expand convs,
+        // q/k/v projections) is a block of the model, not the lowering of one
+        // op: lowerings fan out into cheap element-wise pieces (exp -> sum,
+        // div; x -> mul, mul for gelu).
+        for (std::size_t i = 0; i < region.size(); ++i) {
+            const auto& family = target_attributes_.primary[region[i]];
+            if (family != "conv" && family != "matmul") continue;
+            for (std::size_t j = i + 1; j < region.size(); ++j) {
+                if (target_attributes_.primary[region[j]] != family) continue;
+                for (auto a : numgap::producers(target_.graph, region[i]))
+                    for (auto b : numgap::producers(target_.graph, region[j]))
+                        if (a == b && !std::ranges::empty(numgap::producers(target_.graph, static_cast<std::size_t>(a))))
+                            return false;
+            }
         }
         return std::find(feeds.begin(), feeds.end(), 0) == feeds.end();
     }
