@@ -706,7 +706,7 @@ private:
             std::vector<std::pair<std::size_t, int>> frontier{{r, 0}};
             for (std::size_t visits = 0; !frontier.empty() && visits < 128 && downstream.size() < 32; ++visits) {
                 const auto [node, level] = frontier.back();
-                frontier.erase(frontier.end() - 1);
+                frontier.pop_back();
                 for (auto consumer : reference_consumers_.consumers(node)) {
                     if (downstream.size() >= 32) break;
                     if (std::find(downstream.begin(), downstream.end(), consumer) != downstream.end()) continue;

@@ -141,6 +141,8 @@ private:
                 std::uint64_t position = 0;
                 for (auto raw : numgap::producers(g, consumer)) {
                     ++position;
+                    // A chain link's item differs from a junction's with the
+                    // same family and previous-round signature (the constant).
                     const std::uint64_t item =
                         contracted[consumer] ? current[consumer]
                         : chain_link && (*chain_link)[consumer]
