@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <numgap/match/canonical_op.hpp>
@@ -45,4 +46,67 @@ TEST_CASE("canonical_op_families_of_fused_names") {
     CHECK(numgap::op_families("quantized::linear_relu") == std::vector<std::string>{"linearrelu", "matmul", "relu"});
     CHECK(numgap::op_families("Add+Add") == std::vector<std::string>{"add+add", "add", "add"});
     CHECK(numgap::op_families("").empty());
+}
+
+TEST_CASE("canonical_op_torch_fx_module_ops_take_the_families_of_their_aten_spellings") {
+    // examples/torch_fx_dump.py writes call_module nodes as "module:<class>";
+    // the traced aten graph of the same model spells the ops differently.
+    const std::vector<std::pair<const char*, const char*>> pairs{
+        {"module:Conv2d", "aten.convolution.default"},
+        {"module:Conv1d", "aten.conv1d.default"},
+        {"module:BatchNorm2d", "aten._native_batch_norm_legit_no_training.default"},
+        {"module:BatchNorm1d", "aten._native_batch_norm_legit.default"},
+        {"module:BatchNorm2d", "aten.native_batch_norm.default"},
+        {"module:ReLU", "aten.relu.default"},
+        {"module:ReLU6", "aten.hardtanh.default"},
+        {"module:Linear", "aten.linear.default"},
+        {"module:Linear", "aten.addmm.default"},
+        {"module:MaxPool2d", "aten.max_pool2d.default"},
+        {"module:AdaptiveAvgPool2d", "aten.adaptive_avg_pool2d.default"},
+        {"module:AvgPool2d", "aten.avg_pool2d.default"},
+        {"module:Hardswish", "aten.hardswish.default"},
+        {"module:Hardsigmoid", "aten.hardsigmoid.default"},
+        {"module:LayerNorm", "aten.layer_norm.default"},
+        {"module:GELU", "aten.gelu.default"},
+        {"module:SiLU", "aten.silu.default"},
+        {"module:Sigmoid", "aten.sigmoid.default"},
+        {"module:Softmax", "aten._softmax.default"},
+        {"module:Embedding", "aten.embedding.default"},
+        {"module:Flatten", "aten.flatten.using_ints"},
+        {"module:Dropout", "aten.dropout.default"},
+        {"module:Identity", "aten.clone.default"},
+    };
+    for (const auto& [module_op, aten_op] : pairs) {
+        INFO(module_op << " vs " << aten_op);
+        CHECK(numgap::canonical_op(module_op) == numgap::canonical_op(aten_op));
+        CHECK(numgap::detail::is_known_family(numgap::canonical_op(module_op)));
+        // One op, not a fused name: no parts.
+        CHECK(numgap::op_families(module_op).size() == 1);
+        CHECK(numgap::op_families(aten_op).size() == 1);
+    }
+    CHECK(numgap::canonical_op("module:Conv2d") == "conv");
+    CHECK(numgap::canonical_op("module:BatchNorm2d") == "batchnorm");
+    CHECK(numgap::canonical_op("aten._native_batch_norm_legit_no_training.default") == "batchnorm");
+    CHECK(numgap::canonical_op("aten._native_batch_norm_legit.default") == "batchnorm");
+    CHECK(numgap::canonical_op("module:MaxPool2d") == "maxpool");
+    CHECK(numgap::canonical_op("module:AdaptiveAvgPool2d") == "avgpool");
+    CHECK(numgap::canonical_op("module:Linear") == "matmul");
+    // Dropout, Identity and Flatten are what a backend deletes or inserts.
+    CHECK(numgap::canonical_op("module:Dropout") == "identity");
+    CHECK(numgap::canonical_op("module:Dropout2d") == "identity");
+    CHECK(numgap::canonical_op("module:Identity") == "identity");
+    CHECK(numgap::canonical_op("module:Flatten") == "reshape");
+    // A name that merely contains "module" keeps its meaning.
+    CHECK(numgap::canonical_op("my_module_op") == "mymoduleop");
+}
+
+TEST_CASE("canonical_op_a_known_op_of_several_words_is_no_fused_name") {
+    // Before: "adaptive_avg_pool2d" split into {"adaptive", "avgpool"} and
+    // counted as a fusion whose first part is no op.
+    CHECK(numgap::op_families("aten.adaptive_avg_pool2d.default") == std::vector<std::string>{"avgpool"});
+    CHECK(numgap::op_families("aten.native_batch_norm.default") == std::vector<std::string>{"batchnorm"});
+    CHECK(numgap::op_families("aten._native_batch_norm_legit_no_training.default") ==
+          std::vector<std::string>{"batchnorm"});
+    // A fusion of known ops whose joined spelling is also an alias stays one.
+    CHECK(numgap::op_families("conv_relu") == std::vector<std::string>{"conv", "conv", "relu"});
 }

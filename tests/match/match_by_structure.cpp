@@ -622,3 +622,176 @@ TEST_CASE("match_by_structure_bounds_its_work_on_a_huge_fan_out_duplicate_produc
     CHECK(ambiguous >= 299);
     CHECK(paired(result, 302, 302));
 }
+
+namespace {
+// A ResNet downsample block: main path c1 -> b1 -> r1 -> c2 -> b2, shortcut
+// dc -> db, both summed by a commutative add. c1 and dc share producer, op
+// and shape, and their loose consumer signatures (single-input ops
+// contracted) are equal.
+struct downsample_block {
+    numgap::basic_graph graph;
+    std::size_t x, c1, b1, r1, c2, b2, dc, db, sum, out;
+};
+
+// shortcut_first: the shortcut is listed (and numbered) before the main
+// path; main_name/shortcut_name: the convs' names (the smaller one is the
+// matcher's guess among equals, so both name orders are tried).
+downsample_block make_downsample_block(bool shortcut_first, const char* main_name, const char* shortcut_name,
+                                       bool short_main_path = false) {
+    downsample_block block;
+    auto& g = block.graph;
+    const numgap::shape_type in{1, 8, 8, 8}, out{1, 16, 4, 4};
+    block.x = add(g, "x", "input", {}, in);
+    auto main_path = [&] {
+        block.c1 = add(g, main_name, "aten.convolution.default", {block.x}, out);
+        block.b1 = add(g, (std::string(main_name) + "_bn").c_str(), "aten.batch_norm.default", {block.c1}, out);
+        if (short_main_path) {
+            block.r1 = block.c2 = block.b2 = block.b1;
+            return;
+        }
+        block.r1 = add(g, (std::string(main_name) + "_relu").c_str(), "aten.relu.default", {block.b1}, out);
+        block.c2 = add(g, (std::string(main_name) + "_conv2").c_str(), "aten.convolution.default", {block.r1}, out);
+        block.b2 = add(g, (std::string(main_name) + "_bn2").c_str(), "aten.batch_norm.default", {block.c2}, out);
+    };
+    auto shortcut = [&] {
+        block.dc = add(g, shortcut_name, "aten.convolution.default", {block.x}, out);
+        block.db = add(g, (std::string(shortcut_name) + "_bn").c_str(), "aten.batch_norm.default", {block.dc}, out);
+    };
+    if (shortcut_first) {
+        shortcut();
+        main_path();
+    } else {
+        main_path();
+        shortcut();
+    }
+    block.sum = add(g, "sum", "aten.add.Tensor", {block.b2, block.db}, out);
+    block.out = add(g, "out", "aten.relu.default", {block.sum}, out);
+    return block;
+}
+} // namespace
+
+TEST_CASE("match_by_structure_tells_a_resnet_downsample_shortcut_from_the_main_path_by_its_op_chain") {
+    // The loose evidence ties c1 and dc; the sequence of ops to the add
+    // (bn, relu, conv, bn vs bn) does not. Every pair is right and
+    // unambiguous whatever the target's order and whichever name sorts
+    // first (the guess among equals used to swap the convs for one of the
+    // two name orders, and their batch norms with them, at confidence 1).
+    const auto ref = make_downsample_block(false, "layer2_0_conv1", "layer2_0_downsample_0");
+    for (bool shortcut_first : {false, true})
+        for (bool main_sorts_first : {false, true}) {
+            CAPTURE(shortcut_first);
+            CAPTURE(main_sorts_first);
+            const auto tgt = make_downsample_block(shortcut_first, main_sorts_first ? "t_1" : "t_2",
+                                                   main_sorts_first ? "t_2" : "t_1");
+            const auto result = numgap::match_by_structure(ref.graph, tgt.graph);
+            CHECK(paired(result, ref.c1, tgt.c1));
+            CHECK(paired(result, ref.dc, tgt.dc));
+            CHECK(paired(result, ref.b1, tgt.b1));
+            CHECK(paired(result, ref.db, tgt.db));
+            CHECK(paired(result, ref.b2, tgt.b2));
+            CHECK(paired(result, ref.sum, tgt.sum));
+            for (const auto& group : result.groups) {
+                CHECK_FALSE(group.ambiguous());
+                CHECK(group.confidence > 0.9);
+            }
+        }
+}
+
+TEST_CASE("match_by_structure_propagates_ambiguity_to_the_consumers_of_an_ambiguous_pick") {
+    // Both branches conv -> bn -> add: nothing structural tells them apart.
+    // The convs are ambiguous with each other; the batch norms, paired
+    // because of that guess, are ambiguous too (each names the other
+    // branch's batch norm) at the same lowered confidence, so the value
+    // repair can re-pair them and a report never names them as confident
+    // origins. The add does not depend on the guess.
+    const auto ref = make_downsample_block(false, "c_main", "c_short", true);
+    for (bool shortcut_first : {false, true}) {
+        CAPTURE(shortcut_first);
+        const auto tgt = make_downsample_block(shortcut_first, "t_a", "t_b", true);
+        const auto result = numgap::match_by_structure(ref.graph, tgt.graph);
+        const auto* conv = group_of(result, ref.c1);
+        const auto* bn = group_of(result, ref.b1);
+        const auto* short_conv = group_of(result, ref.dc);
+        const auto* short_bn = group_of(result, ref.db);
+        REQUIRE(conv != nullptr);
+        REQUIRE(bn != nullptr);
+        REQUIRE(short_conv != nullptr);
+        REQUIRE(short_bn != nullptr);
+        CHECK(conv->ambiguous_with.size() == 1);
+        CHECK(short_conv->ambiguous_with.size() == 1);
+        // bn follows conv's pick, and names the other branch's bn.
+        const bool conv_on_main = conv->target_output_node == tgt.c1;
+        CHECK(bn->target_output_node == (conv_on_main ? tgt.b1 : tgt.db));
+        CHECK(bn->ambiguous_with == std::vector<std::size_t>{conv_on_main ? tgt.db : tgt.b1});
+        CHECK(short_bn->ambiguous_with == std::vector<std::size_t>{bn->target_output_node});
+        CHECK(bn->confidence == doctest::Approx(0.5));
+        CHECK(short_bn->confidence == doctest::Approx(0.5));
+        CHECK(paired(result, ref.sum, tgt.sum));
+        CHECK_FALSE(group_of(result, ref.sum)->ambiguous());
+        CHECK_FALSE(group_of(result, ref.out)->ambiguous());
+    }
+}
+TEST_CASE("match_by_structure_decomposition_does_not_swallow_what_follows_an_unknown_op") {
+    // The reference spells its ops in a vocabulary nothing recognises
+    // ("MyConvOp"), the target in aten's: a Fire module's squeeze conv
+    // finds no compatible candidate. The decomposition finder must not take
+    // the squeeze's relu, both expand convs, their relus and the concat (the
+    // counterparts of what follows the squeeze, reached through the unknown
+    // ops; and a fan-out into parallel branches of one op) as "the lowering
+    // of the squeeze" (before: one group of 8 target nodes). With the concat
+    // spelled in the unknown vocabulary too, only the fan-out rule sees it.
+    for (bool concat_known : {true, false}) {
+        CAPTURE(concat_known);
+        numgap::basic_graph ref, tgt;
+        const numgap::shape_type in{1, 8, 8, 8}, squeezed{1, 4, 8, 8}, expanded{1, 8, 8, 8}, joined{1, 16, 8, 8};
+        for (auto* g : {&ref, &tgt}) {
+            const bool r = g == &ref;
+            const char* conv = r ? "MyConvOp" : "aten.convolution.default";
+            const char* relu = r ? "MyReluOp" : "aten.relu.default";
+            const auto x = add(*g, "x", "input", {}, in);
+            const auto sq = add(*g, r ? "squeeze" : "t0", conv, {x}, squeezed);
+            const auto sqr = add(*g, r ? "squeeze_relu" : "t1", relu, {sq}, squeezed);
+            const auto e1 = add(*g, r ? "expand1x1" : "t2", conv, {sqr}, expanded);
+            const auto e3 = add(*g, r ? "expand3x3" : "t3", conv, {sqr}, expanded);
+            const auto e1r = add(*g, r ? "expand1x1_relu" : "t4", relu, {e1}, expanded);
+            const auto e3r = add(*g, r ? "expand3x3_relu" : "t5", relu, {e3}, expanded);
+            const auto cat = add(*g, r ? "cat" : "t6", r ? (concat_known ? "cat" : "MyCatOp") : "aten.cat.default", {e1r, e3r}, joined);
+            add(*g, r ? "next_squeeze" : "t7", conv, {cat}, squeezed);
+        }
+        const auto result = numgap::match_by_structure(ref, tgt);
+        // Target nodes 3..8: the expands, their relus, the concat, the next squeeze.
+        for (const auto& group : result.groups) {
+            if (group.target_nodes.size() < 2) continue;
+            INFO("decomposed group of " << group.target_nodes.size() << " target nodes");
+            CHECK(group.target_nodes.size() <= 2);
+            for (auto node : group.target_nodes) CHECK(node <= 2);
+        }
+    }
+}
+
+TEST_CASE("match_by_structure_decomposition_looks_for_what_follows_r_through_unknown_ops") {
+    // x -> r -> u1 -> u2 -> sigmoid -> u3 with r, u1, u2, u3 in a vocabulary
+    // nothing recognises; the target spells them conv/relu/conv/conv. The
+    // sigmoid, three ops below r but only one recognised op below it, is
+    // what follows r: no decomposition of r may contain its counterpart
+    // (before: r took the whole chain as its lowering).
+    numgap::basic_graph ref, tgt;
+    const numgap::shape_type shape{1, 8, 4, 4};
+    add(ref, "x", "input", {}, shape);
+    add(ref, "r", "MyConvOp", {0}, shape);
+    add(ref, "u1", "MyReluOp", {1}, shape);
+    add(ref, "u2", "MyConvOp", {2}, shape);
+    add(ref, "sigmoid", "aten.sigmoid.default", {3}, shape);
+    add(ref, "u3", "MyConvOp", {4}, shape);
+    add(tgt, "x", "input", {}, shape);
+    add(tgt, "t1", "aten.convolution.default", {0}, shape);
+    add(tgt, "t2", "aten.relu.default", {1}, shape);
+    add(tgt, "t3", "aten.convolution.default", {2}, shape);
+    const auto sigmoid = add(tgt, "t4", "aten.sigmoid.default", {3}, shape);
+    add(tgt, "t5", "aten.convolution.default", {4}, shape);
+    const auto result = numgap::match_by_structure(ref, tgt);
+    for (const auto& group : result.groups) {
+        if (group.target_nodes.size() < 2) continue;
+        CHECK(std::count(group.target_nodes.begin(), group.target_nodes.end(), sigmoid) == 0);
+    }
+}

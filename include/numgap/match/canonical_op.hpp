@@ -10,7 +10,7 @@
 // "batchnorm", "relu"}).
 //
 // Rules: lower-case; drop namespaces ("aten::", "quantized::", "aten.",
-// "torch.ops.") and overload suffixes (".default", ".Tensor"); drop '_', '-'
+// "torch.ops.", torch.fx's "module:" before a torch.nn class name) and overload suffixes (".default", ".Tensor"); drop '_', '-'
 // and spaces; drop quantization/fusion prefixes ("qlinear", "quantized",
 // "fused"); map aliases to a family name (table below). An op not in the
 // table is its own family (its cleaned spelling). The empty string stays
@@ -34,45 +34,47 @@ struct op_alias {
 };
 
 // Sorted by alias (checked by a test) for binary search.
-inline constexpr std::array<op_alias, 145> op_alias_table{{
-    {"abs", "abs"}, {"adaptiveavgpool2d", "avgpool"}, {"add", "add"}, {"addmm", "matmul"}, {"addv2", "add"},
-    {"alias", "identity"}, {"aliascopy", "identity"}, {"amax", "max"}, {"amin", "min"},
-    {"averagepool", "avgpool"}, {"averagepool2d", "avgpool"}, {"avgpool", "avgpool"},
-    {"avgpool2d", "avgpool"}, {"batchmatmul", "matmul"}, {"batchmatmulv2", "matmul"},
-    {"batchnorm", "batchnorm"}, {"batchnorm2d", "batchnorm"}, {"batchnormalization", "batchnorm"},
-    {"bmm", "matmul"}, {"bn", "batchnorm"}, {"cast", "cast"}, {"cat", "concat"}, {"clamp", "clip"},
-    {"clip", "clip"}, {"clone", "identity"}, {"concat", "concat"}, {"concatenation", "concat"},
-    {"concatv2", "concat"}, {"contiguous", "identity"}, {"conv", "conv"}, {"conv1d", "conv"},
-    {"conv2d", "conv"}, {"conv3d", "conv"}, {"convinteger", "conv"}, {"convolution", "conv"},
-    {"convrelu", "conv"}, {"copy", "identity"}, {"dense", "matmul"}, {"depthwiseconv", "conv"},
-    {"depthwiseconv2d", "conv"}, {"depthwiseconv2dnative", "conv"}, {"dequantize", "dequantize"},
-    {"dequantizelinear", "dequantize"}, {"dequantizeperchannel", "dequantize"},
+inline constexpr std::array<op_alias, 161> op_alias_table{{
+    {"abs", "abs"}, {"adaptiveavgpool1d", "avgpool"}, {"adaptiveavgpool2d", "avgpool"},
+    {"adaptiveavgpool3d", "avgpool"}, {"adaptivemaxpool1d", "maxpool"}, {"adaptivemaxpool2d", "maxpool"},
+    {"add", "add"}, {"addmm", "matmul"}, {"addv2", "add"}, {"alias", "identity"}, {"aliascopy", "identity"},
+    {"amax", "max"}, {"amin", "min"}, {"averagepool", "avgpool"}, {"averagepool2d", "avgpool"},
+    {"avgpool", "avgpool"}, {"avgpool1d", "avgpool"}, {"avgpool2d", "avgpool"}, {"avgpool3d", "avgpool"},
+    {"batchmatmul", "matmul"}, {"batchmatmulv2", "matmul"}, {"batchnorm", "batchnorm"}, {"batchnorm1d", "batchnorm"},
+    {"batchnorm2d", "batchnorm"}, {"batchnorm3d", "batchnorm"}, {"batchnormalization", "batchnorm"},
+    {"bmm", "matmul"}, {"bn", "batchnorm"}, {"cast", "cast"}, {"cat", "concat"}, {"clamp", "clip"}, {"clip", "clip"},
+    {"clone", "identity"}, {"concat", "concat"}, {"concatenation", "concat"}, {"concatv2", "concat"},
+    {"contiguous", "identity"}, {"conv", "conv"}, {"conv1d", "conv"}, {"conv2d", "conv"}, {"conv3d", "conv"},
+    {"convinteger", "conv"}, {"convolution", "conv"}, {"convrelu", "conv"}, {"copy", "identity"}, {"dense", "matmul"},
+    {"depthwiseconv", "conv"}, {"depthwiseconv2d", "conv"}, {"depthwiseconv2dnative", "conv"},
+    {"dequantize", "dequantize"}, {"dequantizelinear", "dequantize"}, {"dequantizeperchannel", "dequantize"},
     {"dequantizepertensor", "dequantize"}, {"detach", "identity"}, {"detachcopy", "identity"}, {"div", "div"},
-    {"divide", "div"}, {"dropout", "identity"}, {"elementwiseadd", "add"}, {"elementwisemul", "mul"},
-    {"embedding", "embedding"}, {"embeddinglookup", "embedding"}, {"erf", "erf"}, {"exp", "exp"},
-    {"expand", "reshape"}, {"expandas", "reshape"}, {"expandcopy", "reshape"}, {"expanddims", "reshape"},
-    {"fastgelu", "gelu"}, {"flatten", "reshape"}, {"fullyconnected", "matmul"},
-    {"fusedbatchnorm", "batchnorm"}, {"fusedbatchnormv3", "batchnorm"}, {"gelu", "gelu"}, {"gemm", "matmul"},
-    {"globalaveragepool", "avgpool"}, {"hardsigmoid", "hardsigmoid"}, {"hardswish", "hardswish"},
-    {"hardtanh", "clip"}, {"identity", "identity"}, {"innerproduct", "matmul"}, {"layernorm", "layernorm"},
-    {"layernormalization", "layernorm"}, {"leakyrelu", "leakyrelu"}, {"liftfresh", "identity"},
-    {"liftfreshcopy", "identity"}, {"linear", "matmul"}, {"log", "log"}, {"logsoftmax", "logsoftmax"},
-    {"matmul", "matmul"}, {"matmulinteger", "matmul"}, {"max", "max"}, {"maximum", "max"},
-    {"maxpool", "maxpool"}, {"maxpool2d", "maxpool"}, {"maxpool2dwithindices", "maxpool"}, {"mean", "mean"},
-    {"min", "min"}, {"minimum", "min"}, {"mm", "matmul"}, {"mul", "mul"}, {"multiply", "mul"},
-    {"nativebatchnorm", "batchnorm"}, {"nativelayernorm", "layernorm"}, {"neg", "neg"},
+    {"divide", "div"}, {"dropout", "identity"}, {"dropout1d", "identity"}, {"dropout2d", "identity"},
+    {"dropout3d", "identity"}, {"elementwiseadd", "add"}, {"elementwisemul", "mul"}, {"embedding", "embedding"},
+    {"embeddinglookup", "embedding"}, {"erf", "erf"}, {"exp", "exp"}, {"expand", "reshape"}, {"expandas", "reshape"},
+    {"expandcopy", "reshape"}, {"expanddims", "reshape"}, {"fastgelu", "gelu"}, {"flatten", "reshape"},
+    {"fullyconnected", "matmul"}, {"fusedbatchnorm", "batchnorm"}, {"fusedbatchnormv3", "batchnorm"},
+    {"gelu", "gelu"}, {"gemm", "matmul"}, {"globalaveragepool", "avgpool"}, {"hardsigmoid", "hardsigmoid"},
+    {"hardswish", "hardswish"}, {"hardtanh", "clip"}, {"identity", "identity"}, {"innerproduct", "matmul"},
+    {"layernorm", "layernorm"}, {"layernormalization", "layernorm"}, {"leakyrelu", "leakyrelu"},
+    {"liftfresh", "identity"}, {"liftfreshcopy", "identity"}, {"linear", "matmul"}, {"log", "log"},
+    {"logsoftmax", "logsoftmax"}, {"matmul", "matmul"}, {"matmulinteger", "matmul"}, {"max", "max"},
+    {"maximum", "max"}, {"maxpool", "maxpool"}, {"maxpool1d", "maxpool"}, {"maxpool2d", "maxpool"},
+    {"maxpool2dwithindices", "maxpool"}, {"maxpool3d", "maxpool"}, {"mean", "mean"}, {"min", "min"},
+    {"minimum", "min"}, {"mm", "matmul"}, {"mul", "mul"}, {"multiply", "mul"}, {"nativebatchnorm", "batchnorm"},
+    {"nativebatchnormlegit", "batchnorm"}, {"nativebatchnormlegitfunctional", "batchnorm"},
+    {"nativebatchnormlegitnotraining", "batchnorm"}, {"nativelayernorm", "layernorm"}, {"neg", "neg"},
     {"numpyt", "transpose"}, {"permute", "transpose"}, {"permutecopy", "transpose"}, {"pow", "pow"},
     {"quantize", "quantize"}, {"quantizelinear", "quantize"}, {"quantizeperchannel", "quantize"},
-    {"quantizepertensor", "quantize"}, {"reciprocal", "reciprocal"}, {"reducemax", "max"},
-    {"reducemean", "mean"}, {"reducemin", "min"}, {"reducesum", "sum"}, {"relu", "relu"}, {"relu6", "clip"},
-    {"requantize", "quantize"}, {"reshape", "reshape"}, {"reshapealias", "reshape"}, {"rmsnorm", "rmsnorm"},
-    {"rsqrt", "rsqrt"}, {"sigmoid", "sigmoid"}, {"silu", "silu"}, {"softmax", "softmax"}, {"sqrt", "sqrt"},
-    {"square", "pow"}, {"squeeze", "reshape"}, {"squeezecopy", "reshape"}, {"sub", "sub"},
-    {"subtract", "sub"}, {"sum", "sum"}, {"swish", "silu"}, {"t", "transpose"}, {"tanh", "tanh"},
-    {"tcopy", "transpose"}, {"to", "cast"}, {"tocopy", "cast"}, {"todtype", "cast"},
-    {"transpose", "transpose"}, {"transposecopy", "transpose"}, {"typeas", "cast"}, {"unflatten", "reshape"},
-    {"unsafeview", "reshape"}, {"unsqueeze", "reshape"}, {"unsqueezecopy", "reshape"}, {"var", "var"},
-    {"view", "reshape"}, {"viewas", "reshape"}, {"viewcopy", "reshape"}
+    {"quantizepertensor", "quantize"}, {"reciprocal", "reciprocal"}, {"reducemax", "max"}, {"reducemean", "mean"},
+    {"reducemin", "min"}, {"reducesum", "sum"}, {"relu", "relu"}, {"relu6", "clip"}, {"requantize", "quantize"},
+    {"reshape", "reshape"}, {"reshapealias", "reshape"}, {"rmsnorm", "rmsnorm"}, {"rsqrt", "rsqrt"},
+    {"sigmoid", "sigmoid"}, {"silu", "silu"}, {"softmax", "softmax"}, {"sqrt", "sqrt"}, {"square", "pow"},
+    {"squeeze", "reshape"}, {"squeezecopy", "reshape"}, {"sub", "sub"}, {"subtract", "sub"}, {"sum", "sum"},
+    {"swish", "silu"}, {"t", "transpose"}, {"tanh", "tanh"}, {"tcopy", "transpose"}, {"to", "cast"},
+    {"tocopy", "cast"}, {"todtype", "cast"}, {"transpose", "transpose"}, {"transposecopy", "transpose"},
+    {"typeas", "cast"}, {"unflatten", "reshape"}, {"unsafeview", "reshape"}, {"unsqueeze", "reshape"},
+    {"unsqueezecopy", "reshape"}, {"var", "var"}, {"view", "reshape"}, {"viewas", "reshape"}, {"viewcopy", "reshape"}
 }};
 
 inline std::string_view family_of_cleaned(std::string_view cleaned) {
@@ -100,6 +102,9 @@ inline std::string strip_op_decorations(std::string_view op) {
     std::string lower(op);
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (auto colons = lower.rfind("::"); colons != std::string::npos) lower.erase(0, colons + 2);
+    // torch.fx call_module nodes as examples/torch_fx_dump.py writes them:
+    // "module:" and the torch.nn class ("module:Conv2d", "module:ReLU").
+    if (lower.starts_with("module:")) lower.erase(0, 7);
     // Dotted names: "aten.add.tensor", "torch.ops.aten.relu.default".
     std::vector<std::string_view> parts;
     std::string_view rest(lower);
@@ -181,6 +186,13 @@ inline std::vector<std::string> op_families(std::string_view op) {
         if (!cleaned.empty()) families.push_back(std::string(detail::family_of_cleaned(cleaned)));
     }
     if (families.size() < 3) families.resize(1); // one part: not a fused name ("batch_norm")
+    // A known op spelled in several words, some of which are no op
+    // ("_native_batch_norm_legit_no_training"), is one op, not a fusion.
+    const bool whole_is_known = detail::is_known_op(detail::clean_op_token(stripped));
+    if (whole_is_known && std::any_of(tokens.begin(), tokens.end(), [](std::string_view token) {
+            return !detail::is_known_op(detail::clean_op_token(token));
+        }))
+        families.resize(1);
     return families;
 }
 

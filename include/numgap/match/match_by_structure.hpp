@@ -87,8 +87,9 @@
 // counterparts are taken); the rules above keep it from shifting what
 // follows (on the folded/unrecognised-op sweep, 160 graphs: no cascade
 // left, 1 below 95% recall or 99% precision, at 98.3% / 98.6%).
-// Ambiguity is not propagated: the consumers of an ambiguous pair are
-// paired with the consumers of its pick, unflagged.
+// Ambiguity propagates: a node paired through an ambiguous producer's image
+// is ambiguous with the compatible consumers of the producer's equals (see
+// inherit_ambiguity).
 //
 // Requires numgap::graph for both types; uses op types, output shapes and
 // node names (only to make a guess among equals independent of node order)
@@ -217,7 +218,8 @@ private:
             for ([[maybe_unused]] auto raw : numgap::producers(side.graph, node)) ++input_edges;
             contracted[node] = attributes.passthrough[node] || input_edges == 1;
         }
-        return consumer_signatures(side.graph, side.order, family_hash, contracted, attributes.commutative);
+        return consumer_signatures(side.graph, side.order, family_hash, contracted, attributes.commutative,
+                                   &attributes.passthrough);
     }
 
     // Share of the consumer-side signature rounds on which r and t agree.
@@ -496,6 +498,39 @@ private:
         }
         if (candidates_.empty() || best_score < min_confidence_) return;
         commit_best_candidate(r, best_score);
+        inherit_ambiguity(r, producers);
+    }
+
+    // A pick found through an ambiguous producer's image is conditional on
+    // that guess: had the producer gone to one of its equals, r would have
+    // gone to a consumer of that equal. Those consumers (through unmatched
+    // or matched passthrough nodes, op-compatible with r, other than r's
+    // image) join r's ambiguous_with, so the value repair may re-pair r
+    // too and its confidence drops. A consumer shared by the equals (the
+    // add summing two symmetric branches) adds nothing: r's pick does not
+    // depend on the guess. Transitive along chains; at most max_tie_class
+    // per node.
+    void inherit_ambiguity(std::size_t r, const std::vector<std::size_t>& producers) {
+        for (auto producer : producers) {
+            for (auto alternative : ambiguous_with_[producer]) {
+                std::vector<std::pair<std::size_t, int>> frontier{{alternative, 0}};
+                while (!frontier.empty()) {
+                    const auto [node, depth] = frontier.back();
+                    frontier.pop_back();
+                    for (auto consumer : target_consumers_.consumers(node)) {
+                        if (ambiguous_with_[r].size() >= max_tie_class) return;
+                        if (target_attributes_.passthrough[consumer]) {
+                            if (depth < max_depth_) frontier.push_back({consumer, depth + 1});
+                            continue;
+                        }
+                        if (consumer == image_[r] || op_agreement(r, consumer) < 0.0) continue;
+                        auto& alternatives = ambiguous_with_[r];
+                        if (std::find(alternatives.begin(), alternatives.end(), consumer) == alternatives.end())
+                            alternatives.push_back(consumer);
+                    }
+                }
+            }
+        }
     }
 
     // A candidate whose consumers agree better with a sibling of r still to
@@ -541,10 +576,26 @@ private:
         if (reference_attributes_.passthrough[r])
             for (const auto& entry : candidates_)
                 if (entry.score >= best_score - 1e-9) nearest = std::min(nearest, entry.depth);
+        // Equals on the loose evidence may still differ in the sequence of
+        // ops along their single-input chains (strict signature): when that
+        // tells them apart, the closest chains win; when all agree equally
+        // (a fused or folded target changes every chain alike), it is no
+        // evidence.
+        std::size_t most_strict = 0;
+        std::size_t least_strict = consumer_signature_rounds;
+        for (const auto& entry : candidates_) {
+            if (entry.score < best_score - 1e-9 || entry.depth > nearest) continue;
+            const std::size_t strict = reference_signatures_.strict_agreement(r, target_signatures_, entry.node);
+            most_strict = std::max(most_strict, strict);
+            least_strict = std::min(least_strict, strict);
+        }
         std::size_t best = no_node;
         node_list equals;
         for (const auto& entry : candidates_) {
             if (entry.score < best_score - 1e-9 || entry.depth > nearest) continue;
+            if (most_strict != least_strict &&
+                reference_signatures_.strict_agreement(r, target_signatures_, entry.node) < most_strict)
+                continue;
             equals.push_back(entry.node);
             if (best == no_node || picked_before(entry.node, best)) best = entry.node;
         }
@@ -634,9 +685,11 @@ private:
     // ops, all of them ops canonical_op knows (an unknown op is what a
     // backend's replacement of r looks like, not a piece of a lowering),
     // none of them op-compatible with r (it would have been a
-    // candidate) or with r's consumers and theirs (those ops are what
-    // follows r, not pieces of it: a replaced op followed by its consumer's
-    // counterpart is no decomposition), and X's shape not contradicting r's.
+    // candidate) or with what follows r, two recognised ops down,
+    // through unrecognised ones (those ops are what follows r, not pieces
+    // of it: a replaced op followed by its consumer's counterpart is no
+    // decomposition), no fan-out into two parallel convs or matmuls
+    // (a block's branches), and X's shape not contradicting r's.
     // r is then paired with the region as one decomposed group whose output
     // is X, and its consumers search from X. Score: like a pair with X, op
     // agreement 0.6 (the ops are unknown to each other).
@@ -644,14 +697,24 @@ private:
 
     void match_decomposition(std::size_t r) {
         const std::vector<std::size_t> producers = producers_of(r);
-        // What follows r, two levels down (at most 16 ops).
+        // What follows r, two recognised ops down; unrecognised and
+        // passthrough ops are walked through without counting (a vocabulary
+        // nothing knows must not hide the concat after a Fire module's
+        // branches). At most 32 ops, 128 visits.
         std::vector<std::size_t> downstream;
-        for (auto consumer : reference_consumers_.consumers(r)) {
-            if (downstream.size() >= 16) break;
-            downstream.push_back(consumer);
-            for (auto next : reference_consumers_.consumers(consumer)) {
-                if (downstream.size() >= 16) break;
-                downstream.push_back(next);
+        {
+            std::vector<std::pair<std::size_t, int>> frontier{{r, 0}};
+            for (std::size_t visits = 0; !frontier.empty() && visits < 128 && downstream.size() < 32; ++visits) {
+                const auto [node, level] = frontier.back();
+                frontier.pop_back();
+                for (auto consumer : reference_consumers_.consumers(node)) {
+                    if (downstream.size() >= 32) break;
+                    if (std::find(downstream.begin(), downstream.end(), consumer) != downstream.end()) continue;
+                    downstream.push_back(consumer);
+                    const bool counts = reference_attributes_.recognised[consumer] && !reference_attributes_.passthrough[consumer];
+                    const int next_level = level + (counts ? 1 : 0);
+                    if (next_level < 2) frontier.push_back({consumer, next_level});
+                }
             }
         }
         // Unmatched nodes reachable from the images, breadth first.
@@ -737,9 +800,26 @@ private:
         if (real_ops < 2) return false;
         for (auto node : region) {
             if (node == exit) continue;
-            if (target_consumers_.consumers(node).size() > max_decomposition_nodes) return false;
-            for (auto consumer : target_consumers_.consumers(node))
+            const auto consumers = target_consumers_.consumers(node);
+            if (consumers.size() > max_decomposition_nodes) return false;
+            for (auto consumer : consumers)
                 if (std::find(region.begin(), region.end(), consumer) == region.end()) return false;
+        }
+        // A fan-out (from inside the region or from an entry) into parallel
+        // ops with weights of one family (a Fire module's expand convs,
+        // q/k/v projections) is a block of the model, not the lowering of one
+        // op: lowerings fan out into cheap element-wise pieces (exp -> sum,
+        // div; x -> mul, mul for gelu).
+        for (std::size_t i = 0; i < region.size(); ++i) {
+            const auto& family = target_attributes_.primary[region[i]];
+            if (family != "conv" && family != "matmul") continue;
+            for (std::size_t j = i + 1; j < region.size(); ++j) {
+                if (target_attributes_.primary[region[j]] != family) continue;
+                for (auto a : numgap::producers(target_.graph, region[i]))
+                    for (auto b : numgap::producers(target_.graph, region[j]))
+                        if (a == b && !std::ranges::empty(numgap::producers(target_.graph, static_cast<std::size_t>(a))))
+                            return false;
+            }
         }
         return std::find(feeds.begin(), feeds.end(), 0) == feeds.end();
     }

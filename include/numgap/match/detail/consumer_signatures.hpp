@@ -30,6 +30,18 @@
 // a junction replaced by an op nothing recognises, or spelled differently,
 // still shows where each value enters it (q at the matmul's first input, k
 // at its second), so agreement counts both sets.
+// A third, strict set contracts passthrough nodes only: a single-input op
+// leaves its family in its producer's sum, and its own signature of the
+// same round (so the sequence of op families along a chain to the next
+// junction is hashed):
+//   T_d(n) = sum over input edges (c, position) that consume n of
+//              T_d(c)                                    if c is passthrough
+//              mix(family(c), T_d(c))                    if c has one input edge
+//              mix(family(c), position(c), T_{d-1}(c))   otherwise
+// A fusion or a fold changes it, so it only serves to tell apart candidates
+// the loose rounds find equal (strict_agreement): ResNet's downsample 1x1
+// conv (-> bn -> add) and its block's first conv (-> bn -> relu -> conv ->
+// bn -> add) have the same producer, op, shape and loose signature.
 //
 // Cost: O(depth · (N + E)) time, O(depth · N) memory; never throws except
 // std::bad_alloc.
@@ -65,9 +77,12 @@ public:
 
     // order: a topological order of g; family_hash, contracted, commutative:
     // per node (see the header comment).
+    // passthrough (optional, else taken as `contracted`): the nodes the
+    // strict rounds contract.
     template <class G>
     consumer_signatures(const G& g, const std::vector<std::size_t>& order, const std::vector<std::uint64_t>& family_hash,
-                        const std::vector<char>& contracted, const std::vector<char>& commutative) {
+                        const std::vector<char>& contracted, const std::vector<char>& commutative,
+                        const std::vector<char>* passthrough = nullptr) {
         const std::size_t n = order.size();
         std::vector<char> has_consumer(n, 0);
         for (std::size_t node = 0; node < n; ++node)
@@ -75,6 +90,22 @@ public:
         refine(g, order, family_hash, contracted, commutative, has_consumer, rounds_);
         const std::vector<std::uint64_t> no_families(n, hash_family({}));
         refine(g, order, no_families, contracted, commutative, has_consumer, position_rounds_);
+        std::vector<char> single_input(n, 0);
+        for (std::size_t node = 0; node < n; ++node) {
+            std::size_t input_edges = 0;
+            for ([[maybe_unused]] auto raw : numgap::producers(g, node)) ++input_edges;
+            single_input[node] = input_edges == 1;
+        }
+        refine(g, order, family_hash, passthrough ? *passthrough : contracted, commutative, has_consumer, strict_rounds_,
+               &single_input);
+    }
+
+    // The number of leading strict rounds on which a and b agree:
+    // 0 .. consumer_signature_rounds.
+    std::size_t strict_agreement(std::size_t a, const consumer_signatures& other, std::size_t b) const {
+        std::size_t rounds = 0;
+        while (rounds < consumer_signature_rounds && strict_rounds_[rounds][a] == other.strict_rounds_[rounds][b]) ++rounds;
+        return rounds;
     }
 
     // The number of leading rounds on which a (this graph) and b (other
@@ -94,7 +125,8 @@ private:
     static void refine(const G& g, const std::vector<std::size_t>& order, const std::vector<std::uint64_t>& family_hash,
                        const std::vector<char>& contracted, const std::vector<char>& commutative,
                        const std::vector<char>& has_consumer,
-                       std::array<std::vector<std::uint64_t>, consumer_signature_rounds>& rounds) {
+                       std::array<std::vector<std::uint64_t>, consumer_signature_rounds>& rounds,
+                       const std::vector<char>* chain_link = nullptr) {
         const std::size_t n = order.size();
         constexpr std::uint64_t leaf = 0x6c656166u; // any fixed value other than a sum's usual ones
         for (std::size_t round = 0; round < consumer_signature_rounds; ++round) {
@@ -109,9 +141,12 @@ private:
                 std::uint64_t position = 0;
                 for (auto raw : numgap::producers(g, consumer)) {
                     ++position;
+                    // A chain link's item differs from a junction's with the
+                    // same family and previous-round signature (the constant).
                     const std::uint64_t item =
-                        contracted[consumer]
-                            ? current[consumer]
+                        contracted[consumer] ? current[consumer]
+                        : chain_link && (*chain_link)[consumer]
+                            ? mix64(family_hash[consumer] ^ mix64(current[consumer] ^ 0x636861696eull))
                             : mix64(family_hash[consumer] ^ mix64((commutative[consumer] ? 0 : position) ^
                                                                   mix64(previous ? (*previous)[consumer] : 0)));
                     current[static_cast<std::size_t>(raw)] += item;
@@ -122,6 +157,7 @@ private:
 
     std::array<std::vector<std::uint64_t>, consumer_signature_rounds> rounds_;
     std::array<std::vector<std::uint64_t>, consumer_signature_rounds> position_rounds_;
+    std::array<std::vector<std::uint64_t>, consumer_signature_rounds> strict_rounds_;
 };
 
 } // namespace numgap::detail
