@@ -34,6 +34,11 @@ struct group_report {
     double confidence = 1.0;
     std::vector<std::string> ambiguous_with; // alternative target nodes; empty when the pairing is sure
     repair_state repair = repair_state::none;
+    // Set by repair_pairings: every candidate of the ambiguity class was
+    // compared against this row's reference and none passes, so the values
+    // settled the pairing and this failure is real whichever candidate is
+    // right (also after a repair). analyze_report names such a failure.
+    bool fails_every_candidate = false;
     std::string op; // op of the group's reference output node
     std::vector<std::int64_t> shape;
     std::string dtype_reference;
