@@ -259,12 +259,16 @@ TEST_CASE("compare_runs: unmatched nodes of either side become 'unmatched' rows 
     CHECK(report.summary.unmatched_reference == 1);
     CHECK(report.summary.unmatched_target == 1);
     CHECK(row(report, "extra_ref").status == numgap::group_status::unmatched);
+    // An unmatched row has no pairing, so no confidence in one; matched rows keep theirs.
+    CHECK_FALSE(row(report, "extra_ref").confidence.has_value());
+    CHECK(row(report, "a").confidence == 1.0);
     bool found_target = false;
     for (const auto& group : report.groups)
         if (group.target_nodes == std::vector<std::string>{"extra_target"}) {
             found_target = true;
             CHECK(group.status == numgap::group_status::unmatched);
             CHECK(group.reference_nodes.empty());
+            CHECK_FALSE(group.confidence.has_value());
         }
     CHECK(found_target);
 }

@@ -315,6 +315,7 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
             row.*side = {names[node]};
             row.op = std::string(numgap::op_type(graph, node));
             row.status = group_status::unmatched;
+            row.confidence.reset(); // no pairing, so no confidence in one
             const auto special = messages.find(node);
             row.message = special != messages.end() ? special->second : message;
             report.groups.push_back(std::move(row));

@@ -57,7 +57,7 @@ inline int severity(const group_report& group) {
 // "repaired" when the values chose the target.
 inline std::string match_cell(const group_report& group) {
     std::string cell = group.strategy;
-    if (group.confidence < 1.0) cell += " " + format_double_short(group.confidence, 2);
+    if (group.confidence && *group.confidence < 1.0) cell += " " + format_double_short(*group.confidence, 2);
     if (group.ambiguous()) cell += "?";
     if (group.repair == repair_state::repaired_by_values) cell += " repaired";
     return cell;
