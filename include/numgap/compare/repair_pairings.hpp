@@ -216,9 +216,11 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
             std::string why = "repaired by values: structure matching paired it with target '" + old_target +
                               "', which " + (shapes_differ[g] ? "has another shape" : "fails") + "; " +
                               evidence(*best);
-            if (settled && best->row.status == group_status::fail)
-                why += "; it fails against every candidate of its ambiguity class (" +
-                       quoted_names(rows[g].ambiguous_with) + ")";
+            if (settled && best->row.status == group_status::fail) {
+                std::vector<std::string> tried{old_target};
+                tried.insert(tried.end(), rows[g].ambiguous_with.begin(), rows[g].ambiguous_with.end());
+                why += "; it fails against every candidate (" + quoted_names(tried) + ")";
+            }
             const bool partner_was_failing =
                 best->partner && rows[*best->partner].status == group_status::fail;
             match_group& group = groups[g];

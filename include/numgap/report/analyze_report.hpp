@@ -36,6 +36,12 @@
 //   against every candidate, repaired or not. Suspect groups are
 //   listed in summary.suspect_groups (in report order) and marked `suspect`;
 //   they still count as failed.
+// - Coverage: compared_reference counts the reference nodes of pass/fail
+//   groups, unmatched_reference_dumped the unmatched reference nodes whose
+//   row names a reference tensor (compare_runs sets it when the run holds the
+//   node's tensor); mostly_unmatched(summary) is true when the second is
+//   larger, i.e. more than half of the dumped reference nodes were not
+//   compared.
 // Complexity: O(N + E) for the order and first divergence, plus O(F·(N + E))
 // for origins where F is the number of failing groups (each walk visits a node
 // at most once).
@@ -110,13 +116,15 @@ inline void analyze_report(comparison_report& report) {
         case group_status::missing: ++summary.missing; break;
         case group_status::error: ++summary.errors; break;
         case group_status::unmatched:
-            if (!group.reference_nodes.empty())
+            if (!group.reference_nodes.empty()) {
                 summary.unmatched_reference += group.reference_nodes.size();
-            else
+                if (!group.reference_tensor.empty()) summary.unmatched_reference_dumped += group.reference_nodes.size();
+            } else
                 summary.unmatched_target += group.target_nodes.size();
             break;
         }
         if (group.status != group_status::unmatched) ++summary.groups;
+        if (group.compared()) summary.compared_reference += group.reference_nodes.size();
     }
     // Nodes are in topological order, so the last node of a group is its largest index.
     for (std::size_t node = 0; node < nodes.size(); ++node)
