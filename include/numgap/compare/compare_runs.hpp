@@ -23,8 +23,11 @@
 // Structural pairs are checked against the tensors (repair_pairings.hpp):
 // a structural pair whose shapes differ is evidence of a wrong pairing, never
 // an `error` row — an alternative that fits replaces it, else its nodes become
-// unmatched rows saying why; a failing ambiguous pair is re-paired when
-// another candidate passes (compare_options::repair). Exact strategies keep a
+// unmatched rows saying why; a failing ambiguous pair is re-paired when a
+// re-pairing within its ambiguity class scores better (compare_options::repair).
+// Unmatched rows carry no confidence; an unmatched reference row names its
+// node's tensor when the run holds it (holds_tensor), so the summary can
+// count dumped tensors that were not compared. Exact strategies keep a
 // shape mismatch as an `error` row.
 // Node names in the report are the graphs' names; an empty or repeated name is
 // made unique as "<name>#<index>" so rows and analysis can refer to it.
