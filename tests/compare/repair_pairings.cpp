@@ -194,6 +194,29 @@ TEST_CASE("repair_pairings: a broken sibling first paired wrongly, repaired and 
     CHECK(report.summary.failed == 1);
 }
 
+TEST_CASE("repair_pairings: a swap partner that fails against both candidates is settled and named") {
+    // The matcher swapped r1 and r2; t2 is broken. The swap makes r1 pass;
+    // r2 failed against t1 before and fails against t2 after: both of its
+    // candidates were compared, so its failure is settled, not suspect.
+    const auto reference = siblings("r"), target = siblings("t");
+    views broken = target_values();
+    broken.values["t2"] = {4, -1, 0, 2};
+    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(), broken,
+                                numgap::repair_mode::on);
+    const auto& first = row_of(report, "r1");
+    CHECK(first.status == numgap::group_status::pass);
+    CHECK(first.message.find("target 't1' passes") != std::string::npos);
+    CHECK_FALSE(first.fails_every_candidate);
+    const auto& second = row_of(report, "r2");
+    CHECK(second.status == numgap::group_status::fail);
+    CHECK(second.target_nodes == std::vector<std::string>{"t2"});
+    CHECK(second.fails_every_candidate);
+    CHECK(second.message.find("against target 't2' it fails, against target 't1' it failed") != std::string::npos);
+    CHECK_FALSE(second.suspect);
+    CHECK(report.summary.first_divergence == "r2");
+    CHECK(report.summary.origins == std::vector<std::string>{"r2"});
+}
+
 TEST_CASE("repair_pairings: warn says what the values showed, never that a failing candidate passes") {
     const auto reference = siblings("r"), target = siblings("t");
     views broken = target_values();
