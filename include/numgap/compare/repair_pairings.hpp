@@ -296,7 +296,8 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
         if (shapes_differ[g]) {
             drop(g, rows[g].message + "; " +
                         (groups[g].ambiguous() && mode != repair_mode::off
-                             ? "no other candidate (" + quoted_names(rows[g].ambiguous_with) + ") fits better, so "
+                             ? "no other candidate (" + quoted_names(rows[g].ambiguous_with) +
+                                   ") has the same shape and scores better, so "
                              : std::string()) +
                         "the pair is reported unmatched");
             continue;
