@@ -9,9 +9,13 @@
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories (or .npz files); see the README for the
-// format. Exit status: 0 when at least one group was compared and every
-// compared group passes, 1 when any fails or when nothing was compared (every
-// row unmatched or missing: a CI gate must not pass vacuously), 2 when the
+// format. Exit status: 0 when at least one group was compared, every
+// compared group passes and at least half of the reference nodes with dumped
+// tensors were compared; 1 when any fails, when nothing was compared (every
+// row unmatched or missing: a CI gate must not pass vacuously) or when more
+// than half of the dumped reference nodes are unmatched (a "pass" after
+// comparing 1 of 70 nodes would mislead; stderr says how many and which
+// options pair them); 2 when the
 // input is unusable (bad arguments, unreadable or malformed files,
 // tensors that cannot be compared); messages name the file, key or node.
 // The summary table goes to stdout; progress goes to stderr only when stderr
@@ -76,17 +80,22 @@ constexpr std::string_view usage_text =
     "                        case           ignore letter case\n"
     "                        common         output-suffix and separators\n"
     "  --repair MODE       when a structurally matched, ambiguous pair fails: 'on' (default)\n"
-    "                      compares the candidate whose tensor passes ('repaired by values'),\n"
+    "                      compares the candidate whose pairing scores better, pass over fail\n"
+    "                      ('repaired by values'; the message says what each showed),\n"
     "                      'warn' keeps the matcher's pick and marks 'repair possible', 'off'\n"
     "                      tries nothing. At most two extra comparisons per candidate.\n"
     "The table's match column: strategy, confidence (when below 1), '?' for an ambiguous\n"
-    "pairing; a failing ambiguous pair the values did not confirm is 'suspect' and is never\n"
-    "named as first divergence or error origin.\n"
+    "pairing; a failing ambiguous pair is 'suspect' (never named as first divergence or\n"
+    "error origin) unless it fails against every candidate of its ambiguity class, repaired\n"
+    "or not: then the values settled it and it is named.\n"
     "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
     "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
     "  limit on one compressed (.npz) tensor.\n"
-    "Exit status: 0 at least one group was compared and every compared group passes;\n"
-    "  1 some group fails, or nothing was compared (every row unmatched or missing);\n"
+    "Exit status: 0 at least one group was compared, every compared group passes and at\n"
+    "  least half of the reference nodes with dumped tensors were compared;\n"
+    "  1 some group fails, nothing was compared (every row unmatched or missing), or more\n"
+    "  than half of the dumped reference nodes are unmatched (a warning on stderr says how\n"
+    "  many; pair them with --match, --map or --name-rule);\n"
     "  2 unusable input.\n";
 
 // A usage error: reported with the usage text, exit status 2.
@@ -336,6 +345,12 @@ int run_compare(const compare_arguments& arguments) {
                   << report.summary.unmatched_reference << " unmatched reference nodes, "
                   << report.summary.unmatched_target << " unmatched target nodes, "
                   << report.summary.missing << " missing groups); check that the runs' keys match\n";
+        return exit_fail;
+    }
+    if (const std::string warning = numgap::coverage_warning(report.summary); !warning.empty()) {
+        // Mirrors "nothing compared": a pass over a small fraction of the
+        // model is not a pass a CI gate may accept.
+        std::cerr << "numgap: " << warning << "\n";
         return exit_fail;
     }
     return report.summary.failed == 0 ? exit_pass : exit_fail;

@@ -97,6 +97,47 @@ TEST_CASE("cli: a tensor that was not dumped is 'missing', not an error") {
     CHECK(slurp(dir / "r.csv").find("target tensor 'b' was not dumped") != std::string::npos);
 }
 
+TEST_CASE("cli: a run that compared less than half of the dumped reference nodes warns and exits 1") {
+    // Mismatched vocabularies once gave "1 groups: 1 passed" and exit 0 after
+    // comparing 1 of 70 nodes; now the gap is on stderr and in the table.
+    REQUIRE_CLI();
+    const fs::path dir = scratch("mostly_unmatched");
+    write_pair(dir);
+    const auto write_target = [&](const std::string& name, std::vector<std::string> keys) {
+        std::string graph = R"({"nodes": [)";
+        for (std::size_t i = 0; i < keys.size(); ++i)
+            graph += (i ? ", " : "") + std::string(R"({"name": ")") + keys[i] + "\"" +
+                     (i ? R"(, "inputs": [")" + keys[i - 1] + "\"]" : std::string()) + "}";
+        write_file(dir / name / "graph.json", graph + "]}");
+        for (const std::string& key : keys)
+            write_floats(dir / name / (key + ".npy"), {1.0f, -2.0f, 3.0f, 0.5f, 4.0f, -1.0f});
+    };
+    write_target("renamed", {"a", "y", "z"}); // only a matches: 1 of 3 compared
+    cli_result result = run_cli(
+        {"compare", (dir / "reference").string(), (dir / "renamed").string(), "--match", "name", "--csv",
+         (dir / "r.csv").string()},
+        dir);
+    CHECK(result.status == 1);
+    // An unmatched row has no pairing: its confidence cell is empty, a matched row's is 1.
+    CHECK(slurp(dir / "r.csv").find(",unmatched,0,no target node matches this reference node,,0,,none,0\r\n") !=
+          std::string::npos);
+    CHECK(slurp(dir / "r.csv").find(",pass,0,,1,0,,none,0\r\n") != std::string::npos);
+    CHECK_MESSAGE(result.out.find("1 groups: 1 passed, 0 failed") != std::string::npos, result.out);
+    CHECK_MESSAGE(result.err.find("numgap: warning: only 1 of 3 reference nodes with dumped tensors were "
+                                  "compared; 2 are unmatched") != std::string::npos,
+                  result.err);
+    CHECK(result.err.find("--name-rule") != std::string::npos);
+    CHECK(result.out.find("warning: only 1 of 3") != std::string::npos);
+    CHECK(result.out.find("unmatched reference nodes (not compared): b, c\n") != std::string::npos);
+
+    write_target("mostly", {"a", "b", "z"}); // 2 of 3 compared: a pass
+    result = run_cli({"compare", (dir / "reference").string(), (dir / "mostly").string(), "--match", "name"}, dir);
+    CHECK_MESSAGE(result.status == 0, result.err);
+    CHECK(result.err.empty());
+    CHECK(result.out.find("warning:") == std::string::npos);
+    CHECK(result.out.find("unmatched reference nodes (not compared): c\n") != std::string::npos);
+}
+
 TEST_CASE("cli: nothing compared (every row unmatched or missing) exits 1 with a message saying why") {
     // A CI gate must not pass vacuously: failed == 0 alone used to give exit 0.
     REQUIRE_CLI();

@@ -259,12 +259,16 @@ TEST_CASE("compare_runs: unmatched nodes of either side become 'unmatched' rows 
     CHECK(report.summary.unmatched_reference == 1);
     CHECK(report.summary.unmatched_target == 1);
     CHECK(row(report, "extra_ref").status == numgap::group_status::unmatched);
+    // An unmatched row has no pairing, so no confidence in one; matched rows keep theirs.
+    CHECK_FALSE(row(report, "extra_ref").confidence.has_value());
+    CHECK(row(report, "a").confidence == 1.0);
     bool found_target = false;
     for (const auto& group : report.groups)
         if (group.target_nodes == std::vector<std::string>{"extra_target"}) {
             found_target = true;
             CHECK(group.status == numgap::group_status::unmatched);
             CHECK(group.reference_nodes.empty());
+            CHECK_FALSE(group.confidence.has_value());
         }
     CHECK(found_target);
 }
@@ -324,4 +328,31 @@ TEST_CASE("compare_runs: a file truncated while it is read makes its group 'erro
                                                  "' was truncated while being read"));
     CHECK(row(report, "b").metrics.empty());
     for (const char* node : {"x", "a", "c"}) CHECK(row(report, node).status == numgap::group_status::pass);
+}
+
+TEST_CASE("compare_runs: coverage counts compared reference nodes and unmatched ones whose tensor was dumped") {
+    // x, a, b, c, d in the reference; the target has x and a only, and the
+    // reference run never dumped d: 2 compared, 2 unmatched with a dump (b, c),
+    // d unmatched without one (not counted as a gap in what was dumped).
+    const auto reference_graph = chain({"x", "a", "b", "c", "d"});
+    const auto target_graph = chain({"x", "a"});
+    const run_data data = sample();
+    const auto views = data.views(); // no "d"
+    const auto matches = numgap::match_by_name(reference_graph, target_graph);
+    const auto report = numgap::compare_runs(reference_graph, target_graph, matches, views, views,
+                                             numgap::metric_set::defaults());
+    CHECK(report.summary.unmatched_reference == 3);
+    CHECK(report.summary.compared_reference == 2);
+    CHECK(report.summary.unmatched_reference_dumped == 2);
+    CHECK(row(report, "b").reference_tensor == "b");
+    CHECK(row(report, "d").reference_tensor.empty());
+    CHECK(numgap::mostly_unmatched(report.summary) == false); // 2 of 4 dumped were compared: not more than half lost
+
+    const auto fewer = chain({"x"});
+    const auto sparse = numgap::compare_runs(reference_graph, fewer, numgap::match_by_name(reference_graph, fewer),
+                                             views, views, numgap::metric_set::defaults());
+    CHECK(sparse.summary.compared_reference == 1);
+    CHECK(sparse.summary.unmatched_reference_dumped == 3);
+    CHECK(numgap::mostly_unmatched(sparse.summary));
+    CHECK(sparse.all_passed()); // every compared group passes, yet the run compared 1 of 4
 }

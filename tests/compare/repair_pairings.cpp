@@ -164,6 +164,73 @@ TEST_CASE("repair_pairings: a genuinely broken sibling with a healthy twin stays
     CHECK(report.summary.origins == std::vector<std::string>{"r1"});
 }
 
+TEST_CASE("repair_pairings: a broken sibling first paired wrongly, repaired and still failing is named, not suspect") {
+    // The matcher swapped r1 and r2; t1 is broken. Repair swaps back (r2
+    // against t2 passes), r1 fails against t1 and against t2: the values
+    // settled the pairing, so r1 is the origin and nothing else is blamed.
+    const auto reference = siblings("r"), target = siblings("t");
+    views broken = target_values();
+    broken.values["t1"] = {4, -1, 0, 2}; // neither value_a nor value_b
+    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(), broken,
+                                numgap::repair_mode::on);
+    const auto& first = row_of(report, "r1");
+    CHECK(first.status == numgap::group_status::fail);
+    CHECK(first.target_nodes == std::vector<std::string>{"t1"});
+    CHECK(first.repair == numgap::repair_state::repaired_by_values);
+    CHECK(first.fails_every_candidate);
+    CHECK_FALSE(first.suspect);
+    // The message says what the values showed: t1 fails too, the swap lets r2 pass.
+    CHECK(first.message.find("target 't1' fails too") != std::string::npos);
+    CHECK(first.message.find("passes") != std::string::npos);
+    CHECK(first.message.find("target 't1' passes") == std::string::npos);
+    CHECK(first.message.find("fails against every candidate ('t2', 't1')") != std::string::npos);
+    const auto& second = row_of(report, "r2");
+    CHECK(second.status == numgap::group_status::pass);
+    CHECK(second.target_nodes == std::vector<std::string>{"t2"});
+    CHECK(second.repair == numgap::repair_state::repaired_by_values);
+    CHECK(second.message.find("it passes") != std::string::npos);
+    CHECK(report.summary.suspect_groups.empty());
+    CHECK(report.summary.first_divergence == "r1");
+    CHECK(report.summary.origins == std::vector<std::string>{"r1"});
+    CHECK(report.summary.failed == 1);
+}
+
+TEST_CASE("repair_pairings: a swap partner that fails against both candidates is settled and named") {
+    // The matcher swapped r1 and r2; t2 is broken. The swap makes r1 pass;
+    // r2 failed against t1 before and fails against t2 after: both of its
+    // candidates were compared, so its failure is settled, not suspect.
+    const auto reference = siblings("r"), target = siblings("t");
+    views broken = target_values();
+    broken.values["t2"] = {4, -1, 0, 2};
+    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(), broken,
+                                numgap::repair_mode::on);
+    const auto& first = row_of(report, "r1");
+    CHECK(first.status == numgap::group_status::pass);
+    CHECK(first.message.find("target 't1' passes") != std::string::npos);
+    CHECK_FALSE(first.fails_every_candidate);
+    const auto& second = row_of(report, "r2");
+    CHECK(second.status == numgap::group_status::fail);
+    CHECK(second.target_nodes == std::vector<std::string>{"t2"});
+    CHECK(second.fails_every_candidate);
+    CHECK(second.message.find("against target 't2' it fails, against target 't1' it failed") != std::string::npos);
+    CHECK_FALSE(second.suspect);
+    CHECK(report.summary.first_divergence == "r2");
+    CHECK(report.summary.origins == std::vector<std::string>{"r2"});
+}
+
+TEST_CASE("repair_pairings: warn says what the values showed, never that a failing candidate passes") {
+    const auto reference = siblings("r"), target = siblings("t");
+    views broken = target_values();
+    broken.values["t1"] = {4, -1, 0, 2};
+    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(), broken,
+                                numgap::repair_mode::warn);
+    const auto& first = row_of(report, "r1");
+    CHECK(first.repair == numgap::repair_state::repair_possible);
+    CHECK(first.message.find("target 't1' fails too") != std::string::npos);
+    CHECK(first.message.find("target 't1' passes") == std::string::npos);
+    CHECK(first.suspect); // warn changed nothing: the failing guess stays unsettled
+}
+
 TEST_CASE("repair_pairings: a broken sibling whose reference equals its twin's is not repaired either") {
     // r1 and r2 carry equal values, so r1 against t2 passes; but the swap
     // would make r2 against the broken t1 fail: the failure moves, it does not

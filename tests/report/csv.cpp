@@ -233,3 +233,18 @@ TEST_CASE("csv: confidence, ambiguity, alternatives, repair state and suspect ar
     CHECK(rows[2][confidence + 3] == "none");
     CHECK(rows[2][confidence + 4] == "1"); // failing, ambiguous, not confirmed
 }
+
+TEST_CASE("csv: an unmatched row has an empty confidence cell, a matched row a number") {
+    auto report = numgap::test::make_report(
+        {{"conv2", numgap::group_status::pass}, {"norm2", numgap::group_status::unmatched}});
+    report.groups[1].target_nodes.clear();
+    report.groups[1].confidence.reset(); // as compare_runs writes unmatched rows
+    numgap::analyze_report(report);
+    const auto rows = parse_csv(numgap::to_csv(report));
+    REQUIRE(rows.size() == 3);
+    std::size_t confidence = 0;
+    while (confidence < rows[0].size() && rows[0][confidence] != "confidence") ++confidence;
+    REQUIRE(confidence < rows[0].size());
+    CHECK(rows[1][confidence] == "1");
+    CHECK(rows[2][confidence].empty());
+}

@@ -168,3 +168,17 @@ TEST_CASE("json: ambiguity, alternatives, repair state and suspects are fields o
     CHECK(summary->find("suspects")->as_array()[0].as_string() == "norm2");
     CHECK(summary->find("first_divergence")->is_null());
 }
+
+TEST_CASE("json: an unmatched row's confidence is null, a matched row's a number") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"conv2", group_status::pass}, {"norm2", group_status::unmatched}});
+    report.groups[1].target_nodes.clear();
+    report.groups[1].confidence.reset(); // as compare_runs writes unmatched rows
+    numgap::analyze_report(report);
+    const auto root = numgap::io::parse_json(numgap::to_json(report), "report.json");
+    const auto& groups = root.find("groups")->as_array();
+    REQUIRE(groups.size() == 2);
+    CHECK(groups[0].find("confidence")->as_number() == 1);
+    REQUIRE(groups[1].find("confidence") != nullptr);
+    CHECK(groups[1].find("confidence")->is_null());
+}

@@ -149,3 +149,53 @@ TEST_CASE("summary_table: the match column shows strategy, confidence, '?' and r
     CHECK(sure.find("suspect") == std::string::npos);
     CHECK(sure.find("first divergence: norm2") != std::string::npos);
 }
+
+TEST_CASE("summary_table: the first unmatched reference nodes are named, escaped, with a count of the rest") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"x", group_status::pass}});
+    const std::vector<std::string> unmatched = {"conv1", "norm1", "relu1", "conv2", "norm2\x1b[2J", "add", "out"};
+    for (const std::string& name : unmatched) {
+        report.groups.push_back(numgap::test::make_group({name}, group_status::unmatched));
+        report.groups.back().target_nodes.clear();
+    }
+    report.reference_graph[5].name = "norm2\x1b[2J";
+    numgap::analyze_report(report);
+    const std::string table = numgap::format_summary_table(report);
+    CHECK_MESSAGE(table.find("unmatched reference nodes (not compared): conv1, norm1, relu1, conv2, norm2\\x1b[2J "
+                             "... and 2 more\n") != std::string::npos,
+                  table);
+    CHECK(table.find("add") == std::string::npos); // only the first five are named
+    CHECK(table.find('\x1b') == std::string::npos);
+
+    numgap::summary_table_options all;
+    all.max_unmatched_names = 10;
+    CHECK(numgap::format_summary_table(report, all).find("norm2\\x1b[2J, add, out\n") != std::string::npos);
+}
+
+TEST_CASE("summary_table: a run where most dumped reference nodes are unmatched carries a warning line") {
+    using numgap::group_status;
+    auto report = numgap::test::make_report({{"x", group_status::pass}, {"conv1", group_status::pass}});
+    for (const char* name : {"norm1", "relu1", "conv2"}) {
+        report.groups.push_back(numgap::test::make_group({name}, group_status::unmatched));
+        report.groups.back().target_nodes.clear();
+    }
+    numgap::analyze_report(report); // make_group names a reference tensor: all three were dumped
+    CHECK(report.summary.compared_reference == 2);
+    CHECK(report.summary.unmatched_reference_dumped == 3);
+    std::string table = numgap::format_summary_table(report);
+    CHECK_MESSAGE(table.find("warning: only 2 of 5 reference nodes with dumped tensors were compared; 3 are "
+                             "unmatched and were not compared") != std::string::npos,
+                  table);
+    CHECK(table.find("--match") != std::string::npos);
+    CHECK(table.find("--map") != std::string::npos);
+    CHECK(table.find("--name-rule") != std::string::npos);
+
+    // Unmatched nodes that dumped nothing are no gap in what could be compared.
+    for (auto& group : report.groups)
+        if (group.status == group_status::unmatched) group.reference_tensor.clear();
+    numgap::analyze_report(report);
+    CHECK(report.summary.unmatched_reference_dumped == 0);
+    table = numgap::format_summary_table(report);
+    CHECK(table.find("warning:") == std::string::npos);
+    CHECK(table.find("unmatched reference nodes (not compared): norm1, relu1, conv2\n") != std::string::npos);
+}

@@ -23,8 +23,11 @@
 // Structural pairs are checked against the tensors (repair_pairings.hpp):
 // a structural pair whose shapes differ is evidence of a wrong pairing, never
 // an `error` row — an alternative that fits replaces it, else its nodes become
-// unmatched rows saying why; a failing ambiguous pair is re-paired when
-// another candidate passes (compare_options::repair). Exact strategies keep a
+// unmatched rows saying why; a failing ambiguous pair is re-paired when a
+// re-pairing within its ambiguity class scores better (compare_options::repair).
+// Unmatched rows carry no confidence; an unmatched reference row names its
+// node's tensor when the run holds it (holds_tensor), so the summary can
+// count dumped tensors that were not compared. Exact strategies keep a
 // shape mismatch as an `error` row.
 // Node names in the report are the graphs' names; an empty or repeated name is
 // made unique as "<name>#<index>" so rows and analysis can refer to it.
@@ -37,6 +40,7 @@
 #include <atomic>
 #include <cstddef>
 #include <exception>
+#include <iterator>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -306,24 +310,36 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         }
         report.groups.resize(kept);
     }
+    // An unmatched row names the tensor its node dumped (its last output key,
+    // when the run holds it), so the summary can count dumped tensors that
+    // were never compared; empty when the node dumped nothing.
     auto add_unmatched = [&](const auto& graph, std::vector<std::size_t> nodes, const auto& names,
-                             std::vector<std::string> group_report::*side, const char* message,
+                             std::vector<std::string> group_report::*side, std::string group_report::*tensor,
+                             auto& source, const char* message,
                              const std::unordered_map<std::size_t, std::string>& messages) {
         std::sort(nodes.begin(), nodes.end());
         for (std::size_t node : nodes) {
             group_report row;
             row.*side = {names[node]};
+            const auto& keys = numgap::output_keys(graph, node);
+            if (!std::empty(keys)) {
+                std::string key(*std::prev(std::end(keys)));
+                if (holds_tensor(source, key)) row.*tensor = std::move(key);
+            }
             row.op = std::string(numgap::op_type(graph, node));
             row.status = group_status::unmatched;
+            row.confidence.reset(); // no pairing, so no confidence in one
             const auto special = messages.find(node);
             row.message = special != messages.end() ? special->second : message;
             report.groups.push_back(std::move(row));
         }
     };
     add_unmatched(reference_graph, working.unmatched_reference, reference_names, &group_report::reference_nodes,
-                  "no target node matches this reference node", repaired.reference_messages);
+                  &group_report::reference_tensor, reference_source, "no target node matches this reference node",
+                  repaired.reference_messages);
     add_unmatched(target_graph, working.unmatched_target, target_names, &group_report::target_nodes,
-                  "no reference node matches this target node", repaired.target_messages);
+                  &group_report::target_tensor, target_source, "no reference node matches this target node",
+                  repaired.target_messages);
 
     analyze_report(report);
     return report;

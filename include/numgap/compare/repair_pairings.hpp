@@ -25,12 +25,23 @@
 // remove it.
 // Outcome per group (repair_state on the row):
 //   on:   the re-pairing is applied to the match groups and rows, both
-//         rows marked repaired_by_values, the message names the old target;
+//         rows marked repaired_by_values, the message names the old target
+//         and says what the values showed (the new target passes, or it
+//         fails too but the swap lets the partner pass);
 //   warn: nothing changes but the row is marked repair_possible and the
-//         message names the candidate that passes;
+//         message names the candidate and what it showed, in the same words;
 //   no better re-pairing, the pair fails, and every candidate was tried and
 //         none passes against G's reference: confirmed_by_values (the pair
 //         fails whichever candidate is right);
+//   settled: a row's failure is settled by the values (group_report::
+//         fails_every_candidate, which analyze_report reads) when every
+//         candidate of G's ambiguity class was tried against G's reference
+//         and none passes, whether or not a re-pairing was then taken. So a
+//         broken node first paired with its healthy twin's target, repaired
+//         (the twin now passes) and still failing is settled and can be named;
+//         a swap partner H is settled when it still fails, its pairing before
+//         the swap failed too and its remaining ambiguity class is just that
+//         earlier target (both of H's pairings were compared);
 //   shapes differ and nothing better is taken (or mode warn/off): the group
 //         is dropped and its nodes become unmatched rows whose message says
 //         why — a shape mismatch on a structural pair is never an `error`.
@@ -182,12 +193,36 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
         }
 
         const std::string old_target = target_label(rows[g]);
+        const bool settled = every_candidate_tried && !some_candidate_passes && mode != repair_mode::off;
+        // Exactly what the values showed for the best candidate, never more:
+        // a candidate that only scores better is not said to pass.
+        auto evidence = [&](const candidate_trial& trial) {
+            const std::string candidate = target_label(trial.row);
+            std::string text = "target '" + candidate + "' ";
+            if (trial.row.status == group_status::pass) {
+                text += "passes";
+            } else if (trial.partner) {
+                text += std::string(shapes_differ[g] ? "has the same shape but fails too" : "fails too") +
+                        ", and after the swap reference '" + rows[*trial.partner].reference_nodes.back() + "' " +
+                        (trial.partner_row.status == group_status::pass ? "passes" : "fails") + " against target '" +
+                        old_target + "', so the swap scores better";
+            } else {
+                text += "has the same shape but fails too";
+            }
+            return text;
+        };
         if (best && mode == repair_mode::on) {
             const std::string new_target = target_label(best->row);
-            const std::string why = "repaired by values: structure matching paired it with target '" + old_target +
-                                    "', which " + (shapes_differ[g] ? "has another shape" : "fails") +
-                                    "; target '" + new_target + "' " +
-                                    (best->row.status == group_status::pass ? "passes" : "fits");
+            std::string why = "repaired by values: structure matching paired it with target '" + old_target +
+                              "', which " + (shapes_differ[g] ? "has another shape" : "fails") + "; " +
+                              evidence(*best);
+            if (settled && best->row.status == group_status::fail) {
+                std::vector<std::string> tried{old_target};
+                tried.insert(tried.end(), rows[g].ambiguous_with.begin(), rows[g].ambiguous_with.end());
+                why += "; it fails against every candidate (" + quoted_names(tried) + ")";
+            }
+            const bool partner_was_failing =
+                best->partner && rows[*best->partner].status == group_status::fail;
             match_group& group = groups[g];
             node_list alternatives;
             for (std::size_t node : group.ambiguous_with)
@@ -203,8 +238,17 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
                     partner_alternatives.push_back(node == partner.target_output_node ? group.target_output_node : node);
                 partner.ambiguous_with = std::move(partner_alternatives);
                 best->partner_row.repair = repair_state::repaired_by_values;
-                best->partner_row.message = "repaired by values: swapped targets with the group of reference '" +
-                                            rows[g].reference_nodes.back() + "'";
+                best->partner_row.message =
+                    "repaired by values: swapped targets with the group of reference '" +
+                    rows[g].reference_nodes.back() + "'; against target '" + target_label(best->partner_row) +
+                    "' it " + (best->partner_row.status == group_status::pass ? "passes" : "fails") +
+                    ", against target '" + target_label(rows[*best->partner]) + "' it " +
+                    (rows[*best->partner].status == group_status::pass ? "passed" : "failed");
+                // Both of H's pairings were compared and both fail: settled
+                // when nothing else is left in H's ambiguity class.
+                best->partner_row.fails_every_candidate =
+                    partner_was_failing && best->partner_row.status == group_status::fail &&
+                    partner.ambiguous_with == node_list{group.target_output_node};
                 best->partner_row.kind = std::string(to_string(partner.kind));
                 best->partner_row.ambiguous_with.clear();
                 for (std::size_t node : partner.ambiguous_with)
@@ -229,6 +273,7 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
             group.ambiguous_with = std::move(alternatives);
             best->row.repair = repair_state::repaired_by_values;
             best->row.message = why;
+            best->row.fails_every_candidate = settled && best->row.status == group_status::fail;
             best->row.kind = std::string(to_string(group.kind));
             best->row.ambiguous_with.clear();
             for (std::size_t node : group.ambiguous_with) best->row.ambiguous_with.push_back(target_names[node]);
@@ -238,27 +283,28 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
             continue;
         }
         if (best) { // warn
-            const std::string candidate = target_label(best->row);
             if (shapes_differ[g]) {
-                drop(g, rows[g].message + "; left unmatched (target '" + candidate +
-                            "' fits; repair mode on would compare it)");
+                drop(g, rows[g].message + "; left unmatched (" + evidence(*best) +
+                            "; repair mode on would compare it)");
             } else {
                 rows[g].repair = repair_state::repair_possible;
-                rows[g].message = "repair possible: target '" + candidate + "' passes where target '" + old_target +
-                                  "' fails; repair mode on would compare it";
+                rows[g].message = "repair possible: target '" + old_target + "' fails; " + evidence(*best) +
+                                  "; repair mode on would compare it";
             }
             continue;
         }
         if (shapes_differ[g]) {
             drop(g, rows[g].message + "; " +
                         (groups[g].ambiguous() && mode != repair_mode::off
-                             ? "no other candidate (" + quoted_names(rows[g].ambiguous_with) + ") fits better, so "
+                             ? "no other candidate (" + quoted_names(rows[g].ambiguous_with) +
+                                   ") has the same shape and scores better, so "
                              : std::string()) +
                         "the pair is reported unmatched");
             continue;
         }
         if (mode != repair_mode::off && every_candidate_tried && !some_candidate_passes) {
             rows[g].repair = repair_state::confirmed_by_values;
+            rows[g].fails_every_candidate = true;
             rows[g].message = "fails against every candidate of its ambiguity class (" +
                               quoted_names(rows[g].ambiguous_with) + ")";
         }

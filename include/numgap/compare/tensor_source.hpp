@@ -64,6 +64,21 @@ tensor_view view_of(const Holder& holder) {
 }
 } // namespace detail
 
+// Whether the source holds a tensor under `key`, without loading it. A
+// callable source can only answer by loading, so it is taken to hold every
+// key (the caller uses this to count what was not compared: erring towards
+// "held" makes that count larger, never hides a gap).
+template <tensor_source S>
+bool holds_tensor(S& source, const std::string& key) {
+    if constexpr (keyed_tensor_source<S>) {
+        return static_cast<bool>(source.contains(key));
+    } else if constexpr (mapped_tensor_source<S>) {
+        return source.find(key) != source.end();
+    } else {
+        return true;
+    }
+}
+
 // The tensor stored under `key` (kept alive by the returned holder), or
 // nullopt when the source does not have it.
 template <tensor_source S>

@@ -23,15 +23,25 @@
 //   with a smaller order. Consequence: the first divergence is always an
 //   origin, so a report with a divergence always has at least one origin.
 // - Ambiguity: a `fail` group is *suspect* when its pairing is ambiguous
-//   (non-empty ambiguous_with) and the tensors did not confirm it (repair is
-//   not confirmed_by_values, i.e. not every candidate of its ambiguity class
-//   was tried and found failing too). A suspect group is never the first
-//   divergence nor an origin, and walks look through it like an unmatched
-//   node: a failure that only a guessed pairing shows may be the guess's
-//   fault. Rule in one sentence: an ambiguous failing pair is named only once
-//   the values show it fails against every candidate. Suspect groups are
+//   (non-empty ambiguous_with) and the values did not settle it: neither
+//   repair == confirmed_by_values nor fails_every_candidate, i.e. not every
+//   candidate of its ambiguity class was compared against its reference and
+//   found failing too. A repaired row is settled the same way: a broken node
+//   whose matcher pairing was wrong, repaired by values (its twin now
+//   passes) and failing against every candidate is named, not suspect. A
+//   suspect group is never the first divergence nor an origin, and walks
+//   look through it like an unmatched node: a failure that only a guessed
+//   pairing shows may be the guess's fault. Rule in one sentence: an
+//   ambiguous failing pair is named exactly when the values show it fails
+//   against every candidate, repaired or not. Suspect groups are
 //   listed in summary.suspect_groups (in report order) and marked `suspect`;
 //   they still count as failed.
+// - Coverage: compared_reference counts the reference nodes of pass/fail
+//   groups, unmatched_reference_dumped the unmatched reference nodes whose
+//   row names a reference tensor (compare_runs sets it when the run holds the
+//   node's tensor); mostly_unmatched(summary) is true when the second is
+//   larger, i.e. more than half of the dumped reference nodes were not
+//   compared.
 // Complexity: O(N + E) for the order and first divergence, plus O(F·(N + E))
 // for origins where F is the number of failing groups (each walk visits a node
 // at most once).
@@ -98,7 +108,7 @@ inline void analyze_report(comparison_report& report) {
         group.order = detail::no_group;
         group.error_origin = false;
         group.suspect = group.status == group_status::fail && group.ambiguous() &&
-                        group.repair != repair_state::confirmed_by_values;
+                        group.repair != repair_state::confirmed_by_values && !group.fails_every_candidate;
         if (group.repair == repair_state::repaired_by_values) ++summary.repaired;
         switch (group.status) {
         case group_status::pass: ++summary.passed; break;
@@ -106,13 +116,15 @@ inline void analyze_report(comparison_report& report) {
         case group_status::missing: ++summary.missing; break;
         case group_status::error: ++summary.errors; break;
         case group_status::unmatched:
-            if (!group.reference_nodes.empty())
+            if (!group.reference_nodes.empty()) {
                 summary.unmatched_reference += group.reference_nodes.size();
-            else
+                if (!group.reference_tensor.empty()) summary.unmatched_reference_dumped += group.reference_nodes.size();
+            } else
                 summary.unmatched_target += group.target_nodes.size();
             break;
         }
         if (group.status != group_status::unmatched) ++summary.groups;
+        if (group.compared()) summary.compared_reference += group.reference_nodes.size();
     }
     // Nodes are in topological order, so the last node of a group is its largest index.
     for (std::size_t node = 0; node < nodes.size(); ++node)

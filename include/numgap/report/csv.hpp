@@ -7,7 +7,7 @@
 // column per metric named exactly as the metric (value, shortest round-trip
 // text, "inf"/"-inf"/"nan"; empty when not computed), status, error_origin
 // ("1"/"0"), message, then (added later, so earlier columns keep their
-// positions) confidence, ambiguous ("1"/"0"), ambiguous_with (the alternative
+// positions) confidence (empty for an unmatched row: no pairing), ambiguous ("1"/"0"), ambiguous_with (the alternative
 // target nodes joined with '+'), repair ("none", "repaired_by_values",
 // "repair_possible", "confirmed_by_values"), suspect ("1"/"0").
 // Why RFC 4180 to the letter (CRLF records, fields holding ',', '"', CR or LF
@@ -110,7 +110,7 @@ inline std::string to_csv(const comparison_report& report) {
         out += group.error_origin ? ",1," : ",0,";
         detail::append_csv_field(out, group.message);
         out += ',';
-        out += format_double(group.confidence);
+        if (group.confidence) out += format_double(*group.confidence);
         out += group.ambiguous() ? ",1," : ",0,";
         detail::append_csv_field(out, detail::join_names(group.ambiguous_with, "+"));
         out += ',';

@@ -14,6 +14,7 @@
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,9 +32,16 @@ struct group_report {
     std::string target_tensor;
     std::string kind;     // the matcher's match kind ("one_to_one", "fused", ...)
     std::string strategy; // which matcher produced the group ("name", "handle", ...)
-    double confidence = 1.0;
+    // The matcher's confidence in the pairing; empty for an unmatched row,
+    // which has no pairing (CSV writes an empty cell, JSON null).
+    std::optional<double> confidence = 1.0;
     std::vector<std::string> ambiguous_with; // alternative target nodes; empty when the pairing is sure
     repair_state repair = repair_state::none;
+    // Set by repair_pairings: every candidate of the ambiguity class was
+    // compared against this row's reference and none passes, so the values
+    // settled the pairing and this failure is real whichever candidate is
+    // right (also after a repair). analyze_report names such a failure.
+    bool fails_every_candidate = false;
     std::string op; // op of the group's reference output node
     std::vector<std::int64_t> shape;
     std::string dtype_reference;

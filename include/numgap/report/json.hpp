@@ -8,7 +8,7 @@
 //              "unmatched_target", "first_divergence" (node name or null),
 //              "origins" [node names]},
 //  "groups": [{"ref_nodes", "target_nodes", "ref_tensor", "target_tensor", "kind",
-//              "strategy", "confidence", "op", "shape", "dtype_ref", "dtype_target",
+//              "strategy", "confidence" (null for an unmatched row), "op", "shape", "dtype_ref", "dtype_target",
 //              "quant_ref", "quant_target", "count",
 //              "metrics": {"<name>": {"value", "threshold" (number or null),
 //                                     "comparison" (">=", ... or ""), "passed"}},
@@ -117,7 +117,10 @@ inline std::string to_json(const comparison_report& report) {
         }
         out += ',';
         append_json_key(out, "confidence");
-        io::write_json_number(out, group.confidence);
+        if (group.confidence)
+            io::write_json_number(out, *group.confidence);
+        else
+            out += "null";
         out += ',';
         append_json_key(out, "shape");
         out += '[';

@@ -8,11 +8,16 @@
 // spellings.
 //   none                nothing was tried (the pair passed, is not
 //                       ambiguous, or repair is off);
-//   repaired_by_values  the matcher's pairing failed and another candidate of
-//                       its ambiguity class passes: the row now compares that
-//                       candidate (repair on);
+//   repaired_by_values  the matcher's pairing failed (or its shapes differed)
+//                       and a re-pairing within the ambiguity class scores
+//                       better: the row now compares that candidate (repair
+//                       on). The row may still fail (a broken node swapped
+//                       back from its healthy twin's target); whether that
+//                       failure is settled is group_report::
+//                       fails_every_candidate;
 //   repair_possible     as above, but the matcher's pairing was kept and the
-//                       row only says which candidate passes (repair warn);
+//                       row only says which candidate scores better and what
+//                       it showed (repair warn);
 //   confirmed_by_values the pair fails and no candidate of its ambiguity
 //                       class passes either: it fails whichever candidate is
 //                       the right one, so the failure is real.

@@ -31,6 +31,20 @@ struct report_summary {
     std::vector<std::string> origins;                  // last reference node of each origin group
     std::vector<std::size_t> suspect_groups;           // failing ambiguous groups not named above
     std::size_t repaired = 0;                          // groups whose pairing the values repaired
+    // Coverage: reference nodes in compared (pass/fail) groups, and unmatched
+    // reference nodes whose tensor was dumped (an unmatched row naming a
+    // reference tensor). A run where the second outnumbers the first compared
+    // less than half of what it could have: see mostly_unmatched.
+    std::size_t compared_reference = 0;
+    std::size_t unmatched_reference_dumped = 0;
 };
+
+// True when more than half of the reference nodes with dumped tensors were
+// not compared because they are unmatched: unmatched_reference_dumped >
+// (compared_reference + unmatched_reference_dumped) / 2. Such a run says
+// little whatever its pass/fail counts (the CLI warns and exits 1).
+constexpr bool mostly_unmatched(const report_summary& summary) noexcept {
+    return summary.unmatched_reference_dumped > summary.compared_reference;
+}
 
 } // namespace numgap

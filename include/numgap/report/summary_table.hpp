@@ -5,7 +5,11 @@
 // Order of rows: errors, then failures (error origins first, then more failed
 // metrics first, then the worse value of the first thresholded metric — lower
 // for ">" rules, higher for "<" rules), then missing dumps, then passes in
-// reference order; unmatched nodes are counted, not listed. At most
+// reference order; unmatched nodes are counted, not given rows; after the
+// counts one line names the first `max_unmatched_names` unmatched reference
+// nodes ("... and N more"), and when more than half of the reference nodes
+// with dumped tensors are unmatched (mostly_unmatched) a warning line says
+// how many were not compared and which options can pair them. At most
 // `max_rows` rows are shown; the rest are summarised in one line, because a
 // 5,000-layer model must not bury the answer. The library never prints: this
 // returns the text.
@@ -34,7 +38,20 @@ namespace numgap {
 struct summary_table_options {
     std::size_t max_rows = 25;
     std::size_t max_name_width = 40;
+    std::size_t max_unmatched_names = 5;
 };
+
+// The warning printed (table and CLI stderr) when most dumped reference nodes
+// were not compared; empty when the run is not mostly_unmatched.
+inline std::string coverage_warning(const report_summary& summary) {
+    if (!mostly_unmatched(summary)) return {};
+    const std::size_t dumped = summary.compared_reference + summary.unmatched_reference_dumped;
+    return "warning: only " + std::to_string(summary.compared_reference) + " of " + std::to_string(dumped) +
+           " reference nodes with dumped tensors were compared; " +
+           std::to_string(summary.unmatched_reference_dumped) +
+           " are unmatched and were not compared (pair them with --match name|handle|structure, --map FILE "
+           "or --name-rule RULE); a pass here says little";
+}
 
 namespace detail {
 // Escaped for the terminal first, so clipping counts what is shown.
@@ -57,7 +74,7 @@ inline int severity(const group_report& group) {
 // "repaired" when the values chose the target.
 inline std::string match_cell(const group_report& group) {
     std::string cell = group.strategy;
-    if (group.confidence < 1.0) cell += " " + format_double_short(group.confidence, 2);
+    if (group.confidence && *group.confidence < 1.0) cell += " " + format_double_short(*group.confidence, 2);
     if (group.ambiguous()) cell += "?";
     if (group.repair == repair_state::repaired_by_values) cell += " repaired";
     return cell;
@@ -170,6 +187,19 @@ inline std::string format_summary_table(const comparison_report& report,
            std::to_string(s.errors) + " errors; unmatched nodes: " +
            std::to_string(s.unmatched_reference) + " reference, " +
            std::to_string(s.unmatched_target) + " target\n";
+    if (s.unmatched_reference != 0) {
+        out += "unmatched reference nodes (not compared):";
+        std::size_t named = 0;
+        for (const group_report& group : report.groups) {
+            if (group.status != group_status::unmatched || group.reference_nodes.empty()) continue;
+            if (named == options.max_unmatched_names) break;
+            out += (named ? ", " : " ") + detail::clip(group.reference_nodes.back(), options.max_name_width);
+            ++named;
+        }
+        if (s.unmatched_reference > named) out += " ... and " + std::to_string(s.unmatched_reference - named) + " more";
+        out += '\n';
+    }
+    if (const std::string warning = coverage_warning(s); !warning.empty()) out += warning + '\n';
     if (s.first_divergence_group) {
         const group_report& first = report.groups[*s.first_divergence_group];
         out += "first divergence: " + terminal_text(s.first_divergence) +
