@@ -104,7 +104,7 @@ TEST_CASE("match_auto_user_strategy_composes") {
     tgt.add_node("b", "Relu", {0});
     auto crossed = [](const auto&, const auto&) {
         numgap::match_result mine;
-        mine.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "crossed", 0.9, 0, 1, "a", "b"});
+        mine.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "crossed", 0.9, 0, 1, "a", "b", {}});
         return mine;
     };
     const auto result = numgap::match_auto(ref, tgt, {}, crossed(ref, tgt));

@@ -137,7 +137,7 @@ TEST_CASE("match_by_handle_nodes_without_handles_and_prior_matches_take_no_part"
     const auto ref = chain({{0}, {}, {2}}, "aot");
     const auto tgt = chain({{0}, {0, 2}}, "rt");
     numgap::match_result prior;
-    prior.groups.push_back({{1}, {0}, numgap::match_kind::one_to_one, "name", 1, 1, 0, "aot1", "rt0"});
+    prior.groups.push_back({{1}, {0}, numgap::match_kind::one_to_one, "name", 1, 1, 0, "aot1", "rt0", {}});
     const auto result = numgap::match_by_handle(ref, tgt, {}, prior);
     REQUIRE(result.groups.size() == 2);
     CHECK(result.groups[0].strategy == "name");

@@ -167,7 +167,7 @@ TEST_CASE("match_by_name_composes_with_a_prior_result") {
     tgt.add_node("a");
     tgt.add_node("b", "", {0});
     numgap::match_result prior;
-    prior.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "mine", 0.5, 0, 1, "a", "b"});
+    prior.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "mine", 0.5, 0, 1, "a", "b", {}});
     const auto result = numgap::match_by_name(ref, tgt, {}, prior);
     // The prior group is kept; "a" (target) and "b" (reference) are left.
     REQUIRE(result.groups.size() == 1);
@@ -175,12 +175,12 @@ TEST_CASE("match_by_name_composes_with_a_prior_result") {
     CHECK(result.unmatched_reference == std::vector<std::size_t>{1});
     CHECK(result.unmatched_target == std::vector<std::size_t>{0});
     // A prior that matches a node twice is rejected.
-    prior.groups.push_back({{1}, {1}, numgap::match_kind::one_to_one, "mine", 0.5, 1, 1, "b", "b"});
+    prior.groups.push_back({{1}, {1}, numgap::match_kind::one_to_one, "mine", 0.5, 1, 1, "b", "b", {}});
     CHECK_THROWS_WITH_AS(numgap::match_by_name(ref, tgt, {}, prior),
                          doctest::Contains("target node 'b' (index 1) belongs to two earlier match groups"),
                          numgap::error);
     numgap::match_result out_of_range;
-    out_of_range.groups.push_back({{5}, {0}, numgap::match_kind::one_to_one, "mine", 1, 5, 0, "", ""});
+    out_of_range.groups.push_back({{5}, {0}, numgap::match_kind::one_to_one, "mine", 1, 5, 0, "", "", {}});
     CHECK_THROWS_WITH_AS(numgap::match_by_name(ref, tgt, {}, out_of_range),
                          doctest::Contains("reference node index 5"), numgap::error);
 }

@@ -272,7 +272,7 @@ TEST_CASE("match_by_structure_anchors_on_prior_groups") {
     add(tgt, "relu_a", "Relu", {0}, {1, 8});
     add(tgt, "relu_b", "Relu", {1}, {1, 8});
     numgap::match_result prior;
-    prior.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "name", 1, 0, 1, "tokens", "tokens"});
+    prior.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "name", 1, 0, 1, "tokens", "tokens", {}});
     const auto result = numgap::match_by_structure(ref, tgt, {}, prior);
     CHECK(paired(result, 1, 3));
     CHECK(group_of(result, 0)->strategy == "name");

@@ -47,7 +47,7 @@ TEST_CASE("match_explicit_bad_entries_throw") {
     CHECK_THROWS_WITH_AS(numgap::match_explicit(g.ref, g.tgt, options),
                          doctest::Contains("several nodes named 'fused'"), numgap::error);
     numgap::match_result prior;
-    prior.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "handle", 1, 0, 1, "conv", "out"});
+    prior.groups.push_back({{0}, {1}, numgap::match_kind::one_to_one, "handle", 1, 0, 1, "conv", "out", {}});
     options.explicit_mapping = {{"conv", "out"}};
     CHECK_THROWS_WITH_AS(numgap::match_explicit(g.ref, g.tgt, options, prior),
                          doctest::Contains("reference node 'conv' (index 0) was already matched"), numgap::error);
