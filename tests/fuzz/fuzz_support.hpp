@@ -20,6 +20,7 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
+#include <numgap/io/run_directory.hpp>
 #include <numgap/metric/evaluate.hpp>
 #include <numgap/metric/metric_set.hpp>
 
@@ -102,6 +103,19 @@ inline void read_every_element(const tensor_view& view) {
             std::fprintf(stderr, "numgap fuzz: a finite tensor compared with itself has %.*s = %g\n",
                          int(name.size()), name.data(), metric ? metric->value : NAN);
             std::abort();
+        }
+    }
+}
+
+// Opens `path` as a run and reads every tensor of it; a tensor that cannot be
+// loaded is refused on its own, so one bad key does not hide the others.
+inline void load_every_tensor(const std::filesystem::path& path) {
+    const io::run_directory run = io::run_directory::open(path);
+    for (const std::string& key : run.keys()) {
+        try {
+            read_every_element(run.load(key).view());
+        } catch (const error& failure) {
+            refused(failure);
         }
     }
 }

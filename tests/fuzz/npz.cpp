@@ -36,18 +36,6 @@ void read_every_member(const std::filesystem::path& path) {
     }
 }
 
-// The one place this target calls the run API.
-void load_every_tensor(const std::filesystem::path& path) {
-    const numgap::io::run_directory run = numgap::io::run_directory::open(path);
-    for (const std::string& key : run.keys()) {
-        try {
-            numgap::fuzz::read_every_element(run.load(key).view());
-        } catch (const numgap::error& failure) {
-            numgap::fuzz::refused(failure);
-        }
-    }
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -60,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         numgap::fuzz::refused(failure);
     }
     try {
-        load_every_tensor(path);
+        numgap::fuzz::load_every_tensor(path);
     } catch (const numgap::error& failure) {
         numgap::fuzz::refused(failure);
     }

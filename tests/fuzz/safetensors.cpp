@@ -34,18 +34,6 @@ void read_header_entries(std::span<const std::byte> bytes) {
     }
 }
 
-// The one place this target calls the run API.
-void load_every_tensor(const std::filesystem::path& path) {
-    const numgap::io::run_directory run = numgap::io::run_directory::open(path);
-    for (const std::string& key : run.keys()) {
-        try {
-            numgap::fuzz::read_every_element(run.load(key).view());
-        } catch (const numgap::error& failure) {
-            numgap::fuzz::refused(failure);
-        }
-    }
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -58,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     static const std::filesystem::path path = numgap::fuzz::scratch_directory() / "fuzz.safetensors";
     if (!numgap::fuzz::write_file(path, bytes)) numgap::fuzz::environment_failure("cannot write '" + path.string() + "'");
     try {
-        load_every_tensor(path);
+        numgap::fuzz::load_every_tensor(path);
     } catch (const numgap::error& failure) {
         numgap::fuzz::refused(failure);
     }
