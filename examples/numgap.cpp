@@ -8,7 +8,7 @@
 //                  [--allow-outside-run DIR]... [--max-inflated-mib N]
 //   numgap demo [DIR]
 //
-// REF and TARGET are run directories (or .npz files); see the README for the
+// REF and TARGET are run directories, .npz files or safetensors runs; see the README for the
 // format. Exit status: 0 when at least one group was compared, every
 // compared group passes and at least half of the reference nodes with dumped
 // tensors were compared; 1 when any fails, when nothing was compared (every
@@ -64,7 +64,8 @@ constexpr std::string_view usage_text =
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
-    "REF and TARGET are run directories (one .npy per tensor, optional graph.json) or .npz files.\n"
+    "REF and TARGET are run directories (.npy files and/or *.safetensors, optional graph.json),\n"
+    "  .npz files, safetensors files or a sharded safetensors *.index.json.\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
