@@ -9,6 +9,14 @@
 //                               (scalar fallback included);
 //   BM_evaluate_<pair>          the same through the public evaluate() API
 //                               (metric_set, results, no side statistics);
+//   BM_evaluate_default_f32_f32 evaluate() with default options (per-side
+//                               statistics on), what an embedder calls;
+//   BM_prepared_f32_f32,        prepared_metric_set::evaluate_into (values
+//   BM_prepared_default_f32_f32 into caller storage), without and with the
+//                               per-side statistics;
+//   BM_eigen_f32_f32            the best-library baseline: Eigen, as its users
+//                               write these metrics (baselines/eigen_metrics.hpp;
+//                               absent when CMake finds no Eigen3);
 //   BM_scalar_loops_<pair>      a plain scalar loop per metric, as a user
 //                               writes it by hand: cosine's three sums in
 //                               one loop, then one loop each for atol, mse
@@ -28,6 +36,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -47,6 +56,10 @@
 #include <numgap/kernels/pair_plan.hpp>
 #include <numgap/kernels/validate_pair.hpp>
 #include <numgap/metric.hpp>
+
+#if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN
+#include "baselines/eigen_metrics.hpp"
+#endif
 
 namespace {
 
@@ -166,17 +179,50 @@ void fused(benchmark::State& state, pair_kind kind, numgap::kernels::kernel_tabl
     set_counters(state, kind, n);
 }
 
-void evaluate_api(benchmark::State& state, pair_kind kind) {
-    const std::int64_t n = state.range(0);
-    pair_data& d = data_for(kind, n);
+numgap::metric_set benchmarked_metrics() {
     numgap::metric_set set;
     set.add(numgap::cosine{}).add(numgap::atol{}).add(numgap::mse{}).add(numgap::max_abs{});
+    return set;
+}
+
+void evaluate_api(benchmark::State& state, pair_kind kind, numgap::evaluate_options options) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(kind, n);
+    const numgap::metric_set set = benchmarked_metrics();
     for (auto _ : state) {
-        auto result = numgap::evaluate(d.reference_view, d.target_view, set, {1, false});
+        auto result = numgap::evaluate(d.reference_view, d.target_view, set, options);
         benchmark::DoNotOptimize(result.metrics.data());
+        benchmark::DoNotOptimize(result.reference);
     }
     set_counters(state, kind, n);
 }
+
+void prepared(benchmark::State& state, pair_kind kind, numgap::evaluate_options options) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(kind, n);
+    const numgap::prepared_metric_set set(benchmarked_metrics(), options);
+    double values[4];
+    numgap::side_stats reference_stats, target_stats;
+    for (auto _ : state) {
+        set.evaluate_into(d.reference_view, d.target_view, values, &reference_stats, &target_stats);
+        benchmark::DoNotOptimize(values);
+        benchmark::DoNotOptimize(reference_stats);
+        benchmark::DoNotOptimize(target_stats);
+    }
+    set_counters(state, kind, n);
+}
+
+#if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN
+void eigen(benchmark::State& state) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(pair_kind::f32, n);
+    for (auto _ : state) {
+        auto values = numgap_benchmark::eigen_metrics(d.reference.data(), d.target_f32.data(), std::size_t(n));
+        benchmark::DoNotOptimize(values);
+    }
+    set_counters(state, pair_kind::f32, n);
+}
+#endif
 
 // What a user writes by hand: one loop per metric, dequantizing inline.
 template <class Load>
@@ -274,7 +320,7 @@ int register_all() {
                 add_sizes(benchmark::RegisterBenchmark(("BM_fused_" + pair + "_" + table.arch_name).c_str(),
                                                        [kind, table](benchmark::State& s) { fused(s, kind, table); }));
         add_sizes(benchmark::RegisterBenchmark(("BM_evaluate_" + pair).c_str(),
-                                               [kind](benchmark::State& s) { evaluate_api(s, kind); }));
+                                               [kind](benchmark::State& s) { evaluate_api(s, kind, {1, false}); }));
         add_sizes(benchmark::RegisterBenchmark(("BM_bandwidth_" + pair).c_str(),
                                                [kind](benchmark::State& s) { bandwidth(s, kind); }));
     }
@@ -284,6 +330,17 @@ int register_all() {
     register_scalar_loops<pair_kind::u8>();
     register_scalar_loops<pair_kind::nhwc>();
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
+    add_sizes(benchmark::RegisterBenchmark("BM_evaluate_default_f32_f32",
+                                           [](benchmark::State& s) { evaluate_api(s, pair_kind::f32, {}); }));
+    add_sizes(benchmark::RegisterBenchmark("BM_prepared_f32_f32",
+                                           [](benchmark::State& s) { prepared(s, pair_kind::f32, {1, false}); }));
+    add_sizes(benchmark::RegisterBenchmark("BM_prepared_default_f32_f32",
+                                           [](benchmark::State& s) { prepared(s, pair_kind::f32, {}); }));
+#if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN
+    add_sizes(benchmark::RegisterBenchmark("BM_eigen_f32_f32", eigen));
+#else
+    std::fprintf(stderr, "benchmarks/kernels: built without Eigen3 (libeigen3-dev): no BM_eigen_f32_f32 baseline\n");
+#endif
     return 0;
 }
 

@@ -5,7 +5,9 @@ set -euo pipefail
 
 # clang and its runtime libraries build the fuzz targets (tests/fuzz); the
 # runtimes are only a Recommends of clang, which --no-install-recommends skips.
-packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev clang libclang-rt-14-dev)
+# libeigen3-dev is the Eigen baseline of benchmarks/kernels.cpp (benchmark-only;
+# the tests smoke-run the benchmarks, so it is installed with them).
+packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev libeigen3-dev clang libclang-rt-14-dev)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

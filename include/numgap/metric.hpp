@@ -17,6 +17,8 @@
 #include <numgap/metric/metric_set.hpp>
 #include <numgap/metric/mse.hpp>
 #include <numgap/metric/norm_l2.hpp>
+#include <numgap/metric/pass_layout.hpp>
+#include <numgap/metric/prepared_metric_set.hpp>
 #include <numgap/metric/psnr_db.hpp>
 #include <numgap/metric/rule.hpp>
 #include <numgap/metric/side_stats.hpp>

@@ -22,8 +22,10 @@
 // single-threaded engine without side statistics.
 //
 // Complexity: O(n) for the fused pass; row metrics O(n log k). Allocation:
-// per call, not per element (states, results, row-metric blocks of at most
-// 1 MiB, see kernels/for_each_row.hpp).
+// per call, not per element: with built-in sum metrics on one thread only the
+// results vector (prepared_metric_set.hpp avoids even that); user reduction
+// states, threads and row-metric blocks of at most 1 MiB (see
+// kernels/for_each_row.hpp) otherwise.
 // Throws: numgap::error for invalid input or options; whatever a user metric
 // throws (rethrown on the calling thread); std::bad_alloc; std::system_error
 // if a thread cannot start.
@@ -140,79 +142,72 @@ inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels
     return std::move(partials[0]);
 }
 
+// The single-call engine behind evaluate() and prepared_metric_set: validates
+// the pair, makes the fused pass with `table`'s kernels (threads as
+// options.threads allows), then calls emit(i, value) for each metric in the
+// set's order and writes the side statistics where asked. Allocates nothing
+// for a set of built-in sum metrics on one thread: what each metric needs was
+// decided when it was added (pass_layout), results go to emit.
+template <class Emit>
+void evaluate_pass(const tensor_view& reference, const tensor_view& target, const metric_set& metrics,
+                   const evaluate_options& options, const kernels::kernel_table& table,
+                   side_stats* reference_stats, side_stats* target_stats, Emit&& emit) {
+    validate_pair(reference, target);
+    const pass_layout& layout = metrics.layout();
+    kernels::kernel_options kernel_options = layout.kernel_options;
+    if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
+    pass_partial pass;
+    if (layout.any_fused || !layout.reductions.empty() || options.side_statistics) {
+        kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
+        plan.widen_f32 = table.widen_f32;
+        plan.transpose_f32 = table.transpose_f32;
+        if (layout.reductions.empty() && (options.threads == 1 || plan.count < 2 * min_elements_per_thread))
+            kernels::accumulate_plan(plan, 0, plan.count, table, kernel_options, pass.moments);
+        else
+            pass = run_fused_pass(plan, kernel_options, layout.reductions, options.threads);
+    }
+    const auto& entries = metrics.entries();
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const metric_entry& entry = entries[i];
+        const int source = layout.sources[i];
+        double value;
+        if (source == pass_layout::from_fused_moments)
+            value = entry.from_moments_of_type ? entry.from_moments_of_type(pass.moments) : entry.from_moments(pass.moments);
+        else if (source >= 0)
+            value = layout.reductions[std::size_t(source)]->finalize(*pass.states[std::size_t(source)]);
+        else
+            value = entry.whole_tensor(reference, target);
+        emit(i, value);
+    }
+    if (options.side_statistics) {
+        const std::int64_t count = reference.size();
+        if (reference_stats != nullptr) *reference_stats = make_side_stats(pass.moments.reference, count);
+        if (target_stats != nullptr) *target_stats = make_side_stats(pass.moments.target, count);
+    }
+}
+
+inline void check_threads(const evaluate_options& options) {
+    if (options.threads < 1)
+        throw error(error_kind::usage,
+                    "evaluate_options::threads is " + std::to_string(options.threads) + "; it must be at least 1",
+                    error_location::of_item("evaluate_options::threads"));
+}
+
 } // namespace detail
 
 inline evaluation evaluate(const tensor_view& reference, const tensor_view& target, const metric_set& metrics,
                            const evaluate_options& options = {}) {
-    if (options.threads < 1)
-        throw error("evaluate_options::threads is " + std::to_string(options.threads) + "; it must be at least 1");
-    validate_pair(reference, target);
-    const auto& entries = metrics.entries();
-    kernels::kernel_options kernel_options{};
-    bool closeness_claimed = false;
-    bool any_fused = false;
-    std::vector<const detail::erased_reduction*> reductions;
-    // Per entry: the index of its user reduction, or one of these.
-    constexpr int from_fused_moments = -2, whole_tensor = -1;
-    std::vector<int> source(entries.size(), whole_tensor);
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const auto& entry = entries[i];
-        if (entry.from_moments) {
-            const auto& wanted = entry.fused_options;
-            // Only metrics that read the tolerances claim them: psnr_db and
-            // max_rel need the closeness tier but must not make a later
-            // allclose's own tolerances a clash.
-            const bool claims_tolerance = (wanted.features & kernels::kernel_feature::closeness) != 0 &&
-                                         wanted.uses_tolerance;
-            const bool tolerance_clash = claims_tolerance && closeness_claimed &&
-                                         (wanted.allclose_atol != kernel_options.allclose_atol ||
-                                          wanted.allclose_rtol != kernel_options.allclose_rtol);
-            if (!tolerance_clash) {
-                kernel_options.features |= wanted.features;
-                if (claims_tolerance && !closeness_claimed) {
-                    kernel_options.allclose_atol = wanted.allclose_atol;
-                    kernel_options.allclose_rtol = wanted.allclose_rtol;
-                    closeness_claimed = true;
-                }
-                source[i] = from_fused_moments;
-                any_fused = true;
-                continue;
-            }
-        }
-        if (entry.reduction) {
-            source[i] = int(reductions.size());
-            reductions.push_back(entry.reduction.get());
-        }
-    }
-    if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
-
+    detail::check_threads(options);
     evaluation result;
     result.count = reference.size();
     result.reference.count = result.count;
     result.target.count = result.count;
-    detail::pass_partial pass;
-    if (any_fused || !reductions.empty() || options.side_statistics) {
-        kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
-        plan.widen_f32 = kernels::active_kernels().widen_f32;
-        plan.transpose_f32 = kernels::active_kernels().transpose_f32;
-        pass = detail::run_fused_pass(plan, kernel_options, reductions, options.threads);
-    }
-    result.metrics.reserve(entries.size());
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const auto& entry = entries[i];
-        double value;
-        if (source[i] == from_fused_moments)
-            value = entry.from_moments(pass.moments);
-        else if (source[i] >= 0)
-            value = reductions[std::size_t(source[i])]->finalize(*pass.states[std::size_t(source[i])]);
-        else
-            value = entry.whole_tensor(reference, target);
-        result.metrics.push_back(make_metric_result(entry.name, value, entry.rule));
-    }
-    if (options.side_statistics) {
-        result.reference = make_side_stats(pass.moments.reference, result.count);
-        result.target = make_side_stats(pass.moments.target, result.count);
-    }
+    const auto& entries = metrics.entries();
+    result.metrics.reserve(entries.size()); // the one allocation of a call on built-in metrics
+    detail::evaluate_pass(reference, target, metrics, options, kernels::active_kernels(), &result.reference,
+                          &result.target, [&](std::size_t i, double value) {
+                              result.metrics.push_back(make_metric_result(entries[i].name, value, entries[i].rule));
+                          });
     return result;
 }
 

@@ -19,9 +19,13 @@ struct metric_result {
     bool passed = false;
 };
 
+// The verdict for value under rule: the rule's, or "not NaN" without one.
+inline bool metric_passes(const std::optional<pass_rule>& rule, double value) noexcept {
+    return rule ? rule->accepts(value) : value == value;
+}
+
 inline metric_result make_metric_result(std::string_view name, double value, std::optional<pass_rule> rule) {
-    const bool passed = rule ? rule->accepts(value) : value == value;
-    return metric_result{std::string(name), value, rule, passed};
+    return metric_result{std::string(name), value, rule, metric_passes(rule, value)};
 }
 
 } // namespace numgap

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,6 +35,7 @@
 #include <numgap/metric/max_rel.hpp>
 #include <numgap/metric/mse.hpp>
 #include <numgap/metric/norm_l2.hpp>
+#include <numgap/metric/pass_layout.hpp>
 #include <numgap/metric/psnr_db.hpp>
 #include <numgap/metric/rule.hpp>
 #include <numgap/metric/snr_db.hpp>
@@ -85,6 +87,9 @@ struct metric_entry {
     // tolerances); user reduction metrics set only reduction; whole-tensor
     // metrics only whole_tensor.
     std::function<double(const kernels::pair_moments&)> from_moments;
+    // The same for a stateless metric (every fused built-in but allclose),
+    // as a plain function: no std::function call on evaluate()'s hot path.
+    double (*from_moments_of_type)(const kernels::pair_moments&) = nullptr;
     kernels::kernel_options fused_options{};
     std::shared_ptr<const erased_reduction> reduction;
     std::function<double(const tensor_view&, const tensor_view&)> whole_tensor;
@@ -118,6 +123,10 @@ private:
         if constexpr (detail::fused_metric<M>) {
             entry.fused_options = m.kernel_options();
             entry.from_moments = [m](const kernels::pair_moments& moments) { return double(m.from_moments(moments)); };
+            if constexpr (std::is_empty_v<M> && std::is_default_constructible_v<M>)
+                entry.from_moments_of_type = [](const kernels::pair_moments& moments) {
+                    return double(M{}.from_moments(moments));
+                };
             entry.reduction = std::make_shared<detail::reduction_model<M>>(m);
         } else if constexpr (reduction_metric<M>) {
             entry.reduction = std::make_shared<detail::reduction_model<M>>(std::move(m));
@@ -126,6 +135,8 @@ private:
                 return double(metric_traits<M>::compute(m, r, t));
             };
         }
+        entries_.reserve(entries_.size() + 1); // then push_back cannot fail after layout_ changed
+        layout_.add(entry.from_moments ? &entry.fused_options : nullptr, entry.reduction.get());
         entries_.push_back(std::move(entry));
     }
 
@@ -138,6 +149,8 @@ public:
         return result;
     }
     const std::vector<detail::metric_entry>& entries() const noexcept { return entries_; }
+    // How evaluate() serves each entry (decided as entries are added).
+    const detail::pass_layout& layout() const noexcept { return layout_; }
 
     // cosine, atol, mse: the Qualcomm AI Engine debugger's three.
     static metric_set defaults() {
@@ -148,6 +161,7 @@ public:
 
 private:
     std::vector<detail::metric_entry> entries_;
+    detail::pass_layout layout_;
 };
 
 inline std::vector<std::string_view> builtin_metric_names() {
