@@ -202,3 +202,38 @@ TEST_CASE("the header-instantiated and dispatched kernels include the scalar fal
     for (const auto& table : tables) names += std::string(names.empty() ? "" : ", ") + table.arch_name;
     MESSAGE("kernels under test: " << names << "; active: " << std::string(numgap::kernels::active_kernels().arch_name));
 }
+
+TEST_CASE("per-side statistics from the fused loop's sums meet 1e-7 on both sides of its offset limit, every arch") {
+    // AVX-512 summarises a chunk from its plain sum and sum of squares while
+    // mean^2 <= 3 variance, and from side_chunk's shifted sums beyond; a
+    // chunk holding a non-finite value always takes side_chunk. Ratios of
+    // mean to std around the limit (sqrt 3 = 1.73), several seeds each.
+    for (const float offset : {0.0f, 1.0f, 1.7f, 1.75f, 3.0f, 30.0f}) {
+        for (unsigned seed = 1; seed <= 8; ++seed) {
+            std::mt19937 generator(seed);
+            std::normal_distribution<float> normal(offset, 1.0f);
+            std::vector<float> r(3 * 2048 + 5), t(r.size());
+            for (std::size_t i = 0; i < r.size(); ++i) {
+                r[i] = normal(generator);
+                t[i] = -2.0f * normal(generator);
+            }
+            if (seed == 8) r[2048 + 7] = std::numeric_limits<float>::infinity(); // one careful chunk among fast ones
+            const auto oracle = numgap::kernels::scalar_reference<float>(r, t);
+            for (const auto& table : numgap::kernels::available_kernels()) {
+                const std::string_view arch = table.arch_name;
+                CAPTURE(arch);
+                CAPTURE(offset);
+                CAPTURE(seed);
+                const auto m = run(table, r, t, side_statistics);
+                for (const auto& [side, expected] :
+                     {std::pair{m.reference, oracle.reference}, std::pair{m.target, oracle.target}}) {
+                    CHECK(side.min == double(expected.min));
+                    CHECK(side.max == double(expected.max));
+                    CHECK(std::fabs(side.mean - double(expected.mean)) <= 1e-7 * double(expected.std));
+                    CHECK(relative_error(std::sqrt(side.m2 / double(side.finite_count)), expected.std) < 1e-7);
+                }
+                CHECK(m.reference.positive_inf_count == (seed == 8 ? 1 : 0));
+            }
+        }
+    }
+}

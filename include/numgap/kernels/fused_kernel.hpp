@@ -19,6 +19,11 @@
 // monotone, so it equals the exact maximum rounded once to T.
 // NaN: a plain max drops NaN; callers detect it through sum_abs_diff being
 // NaN, which costs nothing per element (see metric headers).
+// Per-side statistics (kernel_feature::side_statistics) are gathered in the
+// same loop where fuses_side_statistics (AVX-512: 15 vector operations per
+// step instead of 9, on two accumulator sets instead of four so nothing
+// spills; the moments' float partials then differ from the run without side
+// statistics by rounding only), else by side_chunk after it; see side_chunk.hpp.
 //
 // Complexity: O(n) time, O(1) space, no allocation; noexcept.
 // The chunks of a call start at its first element, so a pair split into
@@ -34,6 +39,7 @@
 #include <numgap/kernels/kernel_source.hpp>
 #include <numgap/kernels/pair_moments.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
+#include <numgap/kernels/side_chunk.hpp>
 #include <numgap/kernels/simd_lanes.hpp>
 
 namespace numgap::kernels {
@@ -70,13 +76,23 @@ void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& ta
     moments.sum_diff_times_sum += sum_diff_times_sum;
 }
 
-template <class Arch, class T, class ReferenceSource, class TargetSource>
+template <class Arch, class T, bool Sides, class ReferenceSource, class TargetSource>
 void moments_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
                    pair_moments& moments) noexcept {
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
-    constexpr int sets = ops::accumulator_sets;
+    // With the side accumulators, two sets: four would need 30 accumulators
+    // and spill; at 15 operations a step the loop is bound by throughput, so
+    // two sets still hide every latency.
+    constexpr int sets = Sides ? 2 : ops::accumulator_sets;
+    constexpr T infinity = std::numeric_limits<T>::infinity();
+    // One copy of the side accumulators serves every set, for the same reason.
+    struct side_accumulators {
+        batch minimum, maximum, sum;
+    };
+    [[maybe_unused]] side_accumulators sides[2] = {{ops::splat(infinity), ops::splat(-infinity), ops::splat(0)},
+                                  {ops::splat(infinity), ops::splat(-infinity), ops::splat(0)}};
     // Nine vector operations per step. Not eight via sum (r-t)(r+t) =
     // 2 sum (r-t)r - sum (r-t)^2: for a pure scaling error the rounding of the
     // two sums no longer cancels in 1 - cosine (measured 10x the oracle's
@@ -103,6 +119,14 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
         a.squared_reference = ops::fma(r, r, a.squared_reference);
         a.squared_target = ops::fma(t, t, a.squared_target);
         a.diff_times_sum = ops::fma(difference, r + t, a.diff_times_sum);
+        if constexpr (Sides) {
+            sides[0].minimum = ops::min(sides[0].minimum, r);
+            sides[0].maximum = ops::max(sides[0].maximum, r);
+            sides[0].sum = sides[0].sum + r;
+            sides[1].minimum = ops::min(sides[1].minimum, t);
+            sides[1].maximum = ops::max(sides[1].maximum, t);
+            sides[1].sum = sides[1].sum + t;
+        }
     };
 
     std::size_t i = 0;
@@ -113,10 +137,23 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // the two-stream read ceiling; 256 to 2048 elements ahead all help, 512
     // was best (benchmarks/kernels.cpp).
     constexpr std::size_t prefetch_distance = 512;
+    // The side sums are flushed into float64 every side_flush elements, so
+    // each lane's float chain adds at most 32 values (a chunk's 128 cost
+    // ~1e-7 of std in the mean).
+    constexpr std::size_t side_flush = width * 32;
+    [[maybe_unused]] double side_sum[2] = {0, 0};
+    [[maybe_unused]] auto flush_side_sums = [&] {
+        for (int k = 0; k < 2; ++k) {
+            side_sum[k] += ops::sum(sides[k].sum);
+            sides[k].sum = ops::splat(0);
+        }
+    };
     for (; i + width * sets <= n; i += width * sets) {
         reference.prefetch(i + prefetch_distance, width * sets);
         target.prefetch(i + prefetch_distance, width * sets);
         for (int s = 0; s < sets; ++s) step(acc[s], i + std::size_t(s) * width);
+        if constexpr (Sides)
+            if ((i + width * sets) % side_flush == 0) flush_side_sums();
     }
     for (; i + width <= n; i += width) step(acc[0], i);
     for (int s = 1; s < sets; ++s) {
@@ -130,8 +167,18 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // Scalar tail in the same function: fewer than `width` elements remain.
     T tail_squared_diff = 0, tail_abs_diff = 0, tail_max = 0, tail_squared_reference = 0,
       tail_squared_target = 0, tail_diff_times_sum = 0;
+    [[maybe_unused]] T tail_min[2] = {infinity, infinity}, tail_maximum[2] = {-infinity, -infinity},
+                       tail_sum[2] = {0, 0};
     for (; i < n; ++i) {
         const T r = reference.at(i), t = target.at(i);
+        if constexpr (Sides) {
+            tail_min[0] = std::min(tail_min[0], r);
+            tail_maximum[0] = std::max(tail_maximum[0], r);
+            tail_sum[0] += r;
+            tail_min[1] = std::min(tail_min[1], t);
+            tail_maximum[1] = std::max(tail_maximum[1], t);
+            tail_sum[1] += t;
+        }
         const T difference = r - t;
         const T abs_difference = std::fabs(difference);
         tail_squared_diff += keep_rounded(difference * difference);
@@ -154,7 +201,22 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
               squared_reference <= float_max && squared_target <= float_max &&
               std::fabs(diff_times_sum) <= float_max)) {
             moments_chunk_wide<T>(reference, target, n, moments);
+            if constexpr (Sides) {
+                side_chunk<Arch, T>(reference, n, moments.reference);
+                side_chunk<Arch, T>(target, n, moments.target);
+            }
             return;
+        }
+    }
+    if constexpr (Sides) {
+        const double squares[2] = {squared_reference, squared_target};
+        side_moments* side[2] = {&moments.reference, &moments.target};
+        for (int k = 0; k < 2; ++k) {
+            const fused_side_sums sums{side_sum[k] + ops::sum(sides[k].sum) + double(tail_sum[k]), squares[k],
+                                       std::min(double(ops::minimum(sides[k].minimum)), double(tail_min[k])),
+                                       std::max(double(ops::maximum(sides[k].maximum)), double(tail_maximum[k]))};
+            if (k == 0) add_fused_side<Arch, T>(reference, n, sums, *side[k]);
+            else add_fused_side<Arch, T>(target, n, sums, *side[k]);
         }
     }
     moments.sum_squared_diff += squared_diff;
@@ -164,93 +226,6 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     moments.sum_diff_times_sum += diff_times_sum;
     const double chunk_max = std::max(double(ops::maximum(acc[0].max_abs_diff)), double(tail_max));
     moments.max_abs_diff = std::max(moments.max_abs_diff, chunk_max);
-}
-
-// Per-side statistics of one chunk: two passes over data that is in L1.
-template <class Arch, class T, class Source>
-void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcept {
-    using ops = lanes<Arch, T>;
-    using batch = typename ops::batch;
-    constexpr std::size_t width = ops::width;
-    constexpr T largest = std::numeric_limits<T>::max();
-    constexpr T infinity = std::numeric_limits<T>::infinity();
-    const batch zero = ops::splat(0), one = ops::splat(1);
-    batch minimum = ops::splat(infinity), maximum = ops::splat(-infinity);
-    batch finite_count = zero, nan_count = zero, positive_inf_count = zero;
-    // Shift by the chunk's first finite value so the sums are of small
-    // deviations; the exact mean and M2 follow from the two shifted sums.
-    // Each lane sums at most steps_per_flush deviations in T before they are
-    // added into float64: a chunk's 2048 elements on one chain would cost
-    // ~1e-6 relative in std on narrow vectors (NEON, scalar).
-    T shift = 0;
-    for (std::size_t i = 0; i < n; ++i)
-        if (std::fabs(values.at(i)) <= largest) {
-            shift = values.at(i);
-            break;
-        }
-    const batch shift_batch = ops::splat(shift);
-    constexpr std::size_t steps_per_flush = 32;
-    double sum = 0, squares = 0;
-    std::size_t i = 0;
-    while (i + width <= n) {
-        batch shift_sum = zero, shift_squares = zero;
-        for (std::size_t step = 0; step < steps_per_flush && i + width <= n; ++step, i += width) {
-            const batch x = values.load(i);
-            const auto finite = ops::abs(x) <= ops::splat(largest);
-            minimum = ops::min(minimum, ops::select(finite, x, ops::splat(infinity)));
-            maximum = ops::max(maximum, ops::select(finite, x, ops::splat(-infinity)));
-            finite_count = finite_count + ops::select(finite, one, zero);
-            nan_count = nan_count + ops::select(ops::is_nan(x), one, zero);
-            positive_inf_count = positive_inf_count + ops::select(x == ops::splat(infinity), one, zero);
-            const batch deviation = ops::select(finite, x - shift_batch, zero);
-            shift_sum = shift_sum + deviation;
-            shift_squares = ops::fma(deviation, deviation, shift_squares);
-        }
-        sum += ops::sum(shift_sum);
-        squares += ops::sum(shift_squares);
-    }
-    double chunk_min = double(ops::minimum(minimum)), chunk_max = double(ops::maximum(maximum));
-    // Counts per lane stay below 2^24, so float lanes hold them exactly.
-    auto chunk_finite = std::int64_t(ops::sum(finite_count));
-    auto chunk_nan = std::int64_t(ops::sum(nan_count));
-    auto chunk_positive_inf = std::int64_t(ops::sum(positive_inf_count));
-    // The scalar path has no tail (width 1); skipping it spares GCC a bogus
-    // -Waggressive-loop-optimizations on the dead loop.
-    if constexpr (width > 1) for (; i < n; ++i) {
-        const T x = values.at(i);
-        if (std::fabs(x) <= largest) {
-            chunk_min = std::min(chunk_min, double(x));
-            chunk_max = std::max(chunk_max, double(x));
-            ++chunk_finite;
-            const double deviation = double(T(x - shift));
-            sum += deviation;
-            squares += deviation * deviation;
-        } else if (std::isnan(x)) {
-            ++chunk_nan;
-        } else if (x > 0) {
-            ++chunk_positive_inf;
-        }
-    }
-    if (!(std::fabs(sum) <= double(largest) && squares <= double(largest))) {
-        sum = 0;
-        squares = 0;
-        for (std::size_t j = 0; j < n; ++j)
-            if (std::fabs(values.at(j)) <= largest) {
-                const double deviation = double(values.at(j)) - double(shift);
-                sum += deviation;
-                squares += deviation * deviation;
-            }
-    }
-    side.nan_count += chunk_nan;
-    side.positive_inf_count += chunk_positive_inf;
-    side.negative_inf_count += std::int64_t(n) - chunk_finite - chunk_nan - chunk_positive_inf;
-    side.min = std::min(side.min, chunk_min);
-    side.max = std::max(side.max, chunk_max);
-    if (chunk_finite > 0) {
-        const double mean_offset = sum / double(chunk_finite);
-        const double m2 = std::max(0.0, squares - sum * mean_offset);
-        side.add_finite(chunk_finite, double(shift) + mean_offset, m2);
-    }
 }
 
 // max |r|, max |r-t| / max(|r|, tiny) and numpy's allclose mismatch count.
@@ -312,10 +287,16 @@ void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource&
         const std::size_t length = std::min(flush_interval, n - start);
         const auto r = reference.advanced(start);
         const auto t = target.advanced(start);
-        detail::moments_chunk<Arch, T>(r, t, length, moments);
         if (options.features & kernel_feature::side_statistics) {
-            detail::side_chunk<Arch, T>(r, length, moments.reference);
-            detail::side_chunk<Arch, T>(t, length, moments.target);
+            if constexpr (detail::fuses_side_statistics<Arch, T>) {
+                detail::moments_chunk<Arch, T, true>(r, t, length, moments);
+            } else {
+                detail::moments_chunk<Arch, T, false>(r, t, length, moments);
+                detail::side_chunk<Arch, T>(r, length, moments.reference);
+                detail::side_chunk<Arch, T>(t, length, moments.target);
+            }
+        } else {
+            detail::moments_chunk<Arch, T, false>(r, t, length, moments);
         }
         if (options.features & kernel_feature::closeness)
             detail::closeness_chunk<Arch, T>(r, t, length, options, moments);

@@ -203,10 +203,16 @@ inline evaluation evaluate(const tensor_view& reference, const tensor_view& targ
     result.reference.count = result.count;
     result.target.count = result.count;
     const auto& entries = metrics.entries();
-    result.metrics.reserve(entries.size()); // the one allocation of a call on built-in metrics
+    // The one allocation of a call on built-in metrics. Filled in place: a
+    // temporary metric_result per metric cost ~4 ns each at 2^10 elements.
+    result.metrics.resize(entries.size());
     detail::evaluate_pass(reference, target, metrics, options, kernels::active_kernels(), &result.reference,
                           &result.target, [&](std::size_t i, double value) {
-                              result.metrics.push_back(make_metric_result(entries[i].name, value, entries[i].rule));
+                              metric_result& out = result.metrics[i];
+                              out.name.assign(entries[i].name);
+                              out.value = value;
+                              out.rule = entries[i].rule;
+                              out.passed = metric_passes(out.rule, value);
                           });
     return result;
 }
