@@ -10,8 +10,10 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/pair_plan.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/constants.hpp>
+#include <numgap/kernels/plan/gather.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 
 namespace numgap {
 

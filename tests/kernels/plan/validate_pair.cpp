@@ -1,4 +1,4 @@
-// Pins every bad-input case of the issue (kernels/validate_pair.hpp): each
+// Pins every bad-input case of the issue (numgap/kernels/plan/validate_pair.hpp): each
 // throws numgap::error naming the tensor and the reason, through evaluate().
 #include <cmath>
 #include <cstdint>
@@ -9,8 +9,8 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/copy_as_float.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/plan/copy_as_float.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/metric.hpp>
 
 namespace {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/for_each_row.hpp>
+#include <numgap/kernels/rows/for_each_row.hpp>
 
 namespace numgap::kernels {
 

@@ -4,8 +4,8 @@
 // translation unit per architecture, compiled with that architecture's flags
 // (the files in include/numgap/kernels/dispatch/ do exactly this).
 // Complexity: O(1). Throws: nothing.
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/kernel_table.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/table/kernel_table.hpp>
 
 #define NUMGAP_DEFINE_ARCH_KERNELS(arch)                                                          \
     template <>                                                                               \

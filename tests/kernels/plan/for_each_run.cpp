@@ -1,4 +1,4 @@
-// Pins the in-register widening path (kernels/stored_run.hpp,
+// Pins the in-register widening path (numgap/kernels/plan/stored_run.hpp,
 // kernel_source.hpp, for_each_run.hpp, kernel_table::run_f32): reading
 // float16 / bfloat16 / (de)quantized 8- and 16-bit integers straight from
 // memory gives exactly what the fused kernel gives on the same values
@@ -17,11 +17,11 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/accumulate_plan.hpp>
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/for_each_run.hpp>
-#include <numgap/kernels/pair_plan.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/table/accumulate_plan.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/plan/for_each_run.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 
 namespace {
 

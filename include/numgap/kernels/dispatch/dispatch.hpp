@@ -3,11 +3,13 @@
 //
 // Header-only use (default): active_kernels() returns the kernels for
 // native_arch, i.e. whatever the user's compiler flags enable (-march=...).
-// Programs that also compile the per-architecture translation units
-// include/numgap/kernels/dispatch/{sse2,avx2,avx512bw}.cpp (x86) or
-// dispatch/neon64.cpp (ARM), each with its architecture's flags, and define
-// NUMGAP_RUNTIME_DISPATCH=1 in every translation unit, get the best kernel for
-// the CPU they run on, chosen once through xsimd::dispatch over dispatch_archs.
+// CMake users link numgap::dispatch (cmake/numgapDispatch.cmake), which does
+// all of the following. Programs that compile the per-architecture
+// translation units include/numgap/kernels/dispatch/{sse2,avx2,avx512bw}.cpp
+// (x86) or dispatch/neon64.cpp (ARM), each with its architecture's flags, and
+// define NUMGAP_RUNTIME_DISPATCH=1 in every translation unit, get the best
+// kernel for the CPU they run on, chosen once through xsimd::dispatch over
+// dispatch_archs.
 // Flags per file (GCC/clang): sse2.cpp: none beyond the x86-64 baseline;
 // avx2.cpp: -mavx2 -mfma -mf16c; avx512bw.cpp: -mavx512f -mavx512cd
 // -mavx512dq -mavx512bw -mavx2 -mfma; neon64.cpp: none on aarch64.
@@ -23,7 +25,7 @@
 
 #include <xsimd/xsimd.hpp>
 
-#include <numgap/kernels/kernel_table.hpp>
+#include <numgap/kernels/table/kernel_table.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
 
 namespace numgap::kernels {

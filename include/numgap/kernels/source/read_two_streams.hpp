@@ -10,7 +10,6 @@
 // behaviour. Why per architecture (through kernel_table): a ceiling measured
 // with narrower loads than the kernel uses would be too low and flatter it.
 // Complexity: O(first_bytes + second_bytes), no allocation. Throws: nothing.
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -20,11 +19,14 @@
 
 #include <numgap/core/prefetch.hpp>
 
+#include <numgap/core/isa_namespace.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
+#include <numgap/kernels/source/scalar_math.hpp>
 
 namespace numgap::kernels {
 
 namespace detail {
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
 inline std::uint64_t xor_words_scalar(const unsigned char* data, std::size_t bytes) noexcept {
     std::uint64_t folded = 0;
     std::size_t i = 0;
@@ -40,18 +42,18 @@ inline std::uint64_t xor_words_scalar(const unsigned char* data, std::size_t byt
     }
     return folded;
 }
+} // namespace NUMGAP_ISA_NAMESPACE
 } // namespace detail
 
 template <class Arch>
 std::uint64_t read_two_streams(Arch, const void* first, std::size_t first_bytes, const void* second,
                                std::size_t second_bytes) noexcept {
-    const auto* larger = static_cast<const unsigned char*>(first);
-    const auto* smaller = static_cast<const unsigned char*>(second);
-    if (second_bytes > first_bytes) {
-        std::swap(larger, smaller);
-        std::swap(first_bytes, second_bytes);
-    }
-    const std::size_t larger_bytes = first_bytes, smaller_bytes = second_bytes;
+    // Plain conditionals, not std::swap: see source/scalar_math.hpp.
+    const bool second_is_larger = second_bytes > first_bytes;
+    const auto* larger = static_cast<const unsigned char*>(second_is_larger ? second : first);
+    const auto* smaller = static_cast<const unsigned char*>(second_is_larger ? first : second);
+    const std::size_t larger_bytes = second_is_larger ? second_bytes : first_bytes;
+    const std::size_t smaller_bytes = second_is_larger ? first_bytes : second_bytes;
     std::uint64_t folded = 0;
     std::size_t larger_done = 0, smaller_done = 0;
     if constexpr (!std::is_same_v<Arch, scalar_arch>) {
@@ -59,7 +61,7 @@ std::uint64_t read_two_streams(Arch, const void* first, std::size_t first_bytes,
         constexpr std::size_t vector_bytes = sizeof(batch);
         // Per step: `ratio` pairs of vectors from the larger stream for one
         // pair from the smaller, four independent XOR chains.
-        const std::size_t ratio = smaller_bytes == 0 ? 0 : std::max<std::size_t>(1, larger_bytes / smaller_bytes);
+        const std::size_t ratio = smaller_bytes == 0 ? 0 : detail::larger<std::size_t>(1, larger_bytes / smaller_bytes);
         constexpr std::size_t prefetch_distance = 2048;
         batch a = batch(std::uint64_t(0)), b = a, c = a, d = a;
         auto load = [](const unsigned char* p) { return batch::load_unaligned(reinterpret_cast<const std::uint64_t*>(p)); };

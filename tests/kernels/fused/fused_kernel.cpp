@@ -12,8 +12,8 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/fused_kernel.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/fused/fused_kernel.hpp>
 #include <numgap/kernels/scalar_reference.hpp>
 
 namespace {

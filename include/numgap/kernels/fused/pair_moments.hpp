@@ -8,7 +8,7 @@
 // Complexity: O(1) merge. Throws: nothing.
 #include <cstdint>
 
-#include <numgap/kernels/side_moments.hpp>
+#include <numgap/kernels/fused/side_moments.hpp>
 
 namespace numgap::kernels {
 

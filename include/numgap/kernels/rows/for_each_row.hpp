@@ -23,7 +23,8 @@
 #include <vector>
 
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/pair_plan.hpp>
+#include <numgap/kernels/plan/gather.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
 
 namespace numgap::kernels {
 

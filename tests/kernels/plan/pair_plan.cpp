@@ -1,4 +1,4 @@
-// Pins the iteration engine (kernels/pair_plan.hpp): coalescing, zero-copy
+// Pins the iteration engine (numgap/kernels/plan/pair_plan.hpp): coalescing, zero-copy
 // blocks for contiguous float32, block sizes, and exact coverage of ranges.
 #include <cstdint>
 #include <limits>
@@ -10,9 +10,10 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/pair_plan.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/plan/for_each_block.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 
 TEST_CASE("contiguous pairs coalesce to one flat dimension and are handed over zero-copy") {
     std::vector<float> r(3 * 4 * 1000), t(r.size());
@@ -86,7 +87,7 @@ TEST_CASE("a size-1 per-channel axis folds into per-tensor quantization") {
 
 TEST_CASE("transposed float32 tiles built by every available transpose pair each position exactly once") {
     // The tile path copies rows of the row-contiguous side and transposes the
-    // column-contiguous side (kernels/transpose_tile.hpp); channel counts
+    // column-contiguous side (numgap/kernels/source/transpose_tile.hpp); channel counts
     // below, at and above the 4/8/16 block widths and the 64-row group limit
     // exercise full blocks, ragged edges and partial groups, with either side
     // being the transposed one.

@@ -15,7 +15,6 @@
 // batch for every use; an empty asm forces the value into one register.
 // Complexity: O(1) per call. Throws: nothing.
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstddef>
 #include <limits>
@@ -23,6 +22,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <numgap/core/isa_namespace.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
@@ -30,6 +30,7 @@
 #endif
 
 namespace numgap::kernels::detail {
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
 
 // Compilers contract a multiply with a following add or subtract into one
 // fused instruction by default (GCC: -ffp-contract=fast), and whether they do
@@ -133,15 +134,15 @@ struct lanes {
             return double(xsimd::hadd(x));
     }
     static T maximum(const batch& x) noexcept {
-        alignas(64) std::array<T, width> values;
-        x.store_aligned(values.data());
+        alignas(64) T values[width]; // not std::array: its members are shared symbols
+        x.store_aligned(values);
         T best = values[0];
         for (std::size_t i = 1; i < width; ++i) best = values[i] > best ? values[i] : best;
         return best;
     }
     static T minimum(const batch& x) noexcept {
-        alignas(64) std::array<T, width> values;
-        x.store_aligned(values.data());
+        alignas(64) T values[width]; // not std::array: its members are shared symbols
+        x.store_aligned(values);
         T best = values[0];
         for (std::size_t i = 1; i < width; ++i) best = values[i] < best ? values[i] : best;
         return best;
@@ -168,4 +169,5 @@ struct lanes<scalar_arch, T> {
     static T minimum(T x) noexcept { return x; }
 };
 
+} // namespace NUMGAP_ISA_NAMESPACE
 } // namespace numgap::kernels::detail

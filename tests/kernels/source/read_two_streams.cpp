@@ -1,4 +1,4 @@
-// Pins read_two_streams (kernels/read_two_streams.hpp), the benchmarks'
+// Pins read_two_streams (numgap/kernels/source/read_two_streams.hpp), the benchmarks'
 // bandwidth ceiling, on every arch this CPU runs: it reads every byte of both
 // buffers, whatever their lengths and ratio (equal, 2:1, 4:1, either side
 // larger, odd byte tails, empty), which shows up as the XOR of their
@@ -10,7 +10,7 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/dispatch.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
 
 namespace {
 std::uint64_t fold_bytes(const std::vector<unsigned char>& bytes) {

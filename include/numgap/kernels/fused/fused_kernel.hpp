@@ -12,7 +12,7 @@
 // partial sums are added into float64. For float32 a chunk's partial sum
 // carries at most ~(flush_interval / (width * sets) + log2 width) ulps of
 // float32 rounding, unbiased; across chunks the float64 sum adds ~1e-16, so
-// the sums meet 1e-7 relative at n = 1e7 (tests/kernels/fused_kernel.cpp).
+// the sums meet 1e-7 relative at n = 1e7 (tests/kernels/fused/fused_kernel.cpp).
 // A chunk whose float partials are not finite (overflow above ~1.8e19, or NaN
 // and Inf inputs) is recomputed in float64, so overflow of float partials is
 // never reported as Inf. max |r-t| is computed from |fl(r-t)|; rounding is
@@ -30,16 +30,15 @@
 #include <limits>
 #include <type_traits>
 
-#include <numgap/kernels/kernel_options.hpp>
-#include <numgap/kernels/kernel_source.hpp>
-#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/kernels/constants.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
-#include <numgap/kernels/simd_lanes.hpp>
+#include <numgap/kernels/source/kernel_source.hpp>
+#include <numgap/kernels/source/scalar_math.hpp>
+#include <numgap/kernels/source/simd_lanes.hpp>
 
 namespace numgap::kernels {
-
-// Elements per float partial sum; also what a block gatherer should hand over.
-inline constexpr std::size_t flush_interval = 2048;
 
 namespace detail {
 
@@ -54,9 +53,9 @@ void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& ta
         const double r = double(r_value), t = double(t_value);
         const double difference = r - t;
         // The max uses the difference rounded to T, as the vector path does.
-        const double rounded_abs = std::fabs(double(T(r_value - t_value)));
+        const double rounded_abs = magnitude(double(T(r_value - t_value)));
         sum_squared_diff += difference * difference;
-        sum_abs_diff += std::fabs(difference);
+        sum_abs_diff += magnitude(difference);
         max_abs_diff = rounded_abs > max_abs_diff ? rounded_abs : max_abs_diff;
         sum_squared_reference += r * r;
         sum_squared_target += t * t;
@@ -64,7 +63,7 @@ void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& ta
     }
     moments.sum_squared_diff += sum_squared_diff;
     moments.sum_abs_diff += sum_abs_diff;
-    moments.max_abs_diff = std::max(moments.max_abs_diff, max_abs_diff);
+    moments.max_abs_diff = larger(moments.max_abs_diff, max_abs_diff);
     moments.sum_squared_reference += sum_squared_reference;
     moments.sum_squared_target += sum_squared_target;
     moments.sum_diff_times_sum += sum_diff_times_sum;
@@ -133,7 +132,7 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     for (; i < n; ++i) {
         const T r = reference.at(i), t = target.at(i);
         const T difference = r - t;
-        const T abs_difference = std::fabs(difference);
+        const T abs_difference = magnitude(difference);
         tail_squared_diff += keep_rounded(difference * difference);
         tail_abs_diff += abs_difference;
         tail_max = abs_difference > tail_max ? abs_difference : tail_max;
@@ -149,10 +148,10 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     const double diff_times_sum = ops::sum(acc[0].diff_times_sum) + double(tail_diff_times_sum);
     if constexpr (std::is_same_v<T, float>) {
         // float partials overflow near 1.8e19 per element; redo such chunks wide.
-        constexpr double float_max = double(std::numeric_limits<float>::max());
-        if (!(std::fabs(squared_diff) <= float_max && abs_diff <= float_max &&
+        constexpr double float_max = double(largest_finite<float>);
+        if (!(magnitude(squared_diff) <= float_max && abs_diff <= float_max &&
               squared_reference <= float_max && squared_target <= float_max &&
-              std::fabs(diff_times_sum) <= float_max)) {
+              magnitude(diff_times_sum) <= float_max)) {
             moments_chunk_wide<T>(reference, target, n, moments);
             return;
         }
@@ -162,8 +161,8 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     moments.sum_squared_reference += squared_reference;
     moments.sum_squared_target += squared_target;
     moments.sum_diff_times_sum += diff_times_sum;
-    const double chunk_max = std::max(double(ops::maximum(acc[0].max_abs_diff)), double(tail_max));
-    moments.max_abs_diff = std::max(moments.max_abs_diff, chunk_max);
+    const double chunk_max = larger(double(ops::maximum(acc[0].max_abs_diff)), double(tail_max));
+    moments.max_abs_diff = larger(moments.max_abs_diff, chunk_max);
 }
 
 // Per-side statistics of one chunk: two passes over data that is in L1.
@@ -172,7 +171,7 @@ void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcep
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
-    constexpr T largest = std::numeric_limits<T>::max();
+    constexpr T largest = largest_finite<T>;
     constexpr T infinity = std::numeric_limits<T>::infinity();
     const batch zero = ops::splat(0), one = ops::splat(1);
     batch minimum = ops::splat(infinity), maximum = ops::splat(-infinity);
@@ -184,7 +183,7 @@ void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcep
     // ~1e-6 relative in std on narrow vectors (NEON, scalar).
     T shift = 0;
     for (std::size_t i = 0; i < n; ++i)
-        if (std::fabs(values.at(i)) <= largest) {
+        if (magnitude(values.at(i)) <= largest) {
             shift = values.at(i);
             break;
         }
@@ -218,24 +217,24 @@ void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcep
     // -Waggressive-loop-optimizations on the dead loop.
     if constexpr (width > 1) for (; i < n; ++i) {
         const T x = values.at(i);
-        if (std::fabs(x) <= largest) {
-            chunk_min = std::min(chunk_min, double(x));
-            chunk_max = std::max(chunk_max, double(x));
+        if (magnitude(x) <= largest) {
+            chunk_min = smaller(chunk_min, double(x));
+            chunk_max = larger(chunk_max, double(x));
             ++chunk_finite;
             const double deviation = double(T(x - shift));
             sum += deviation;
             squares += deviation * deviation;
-        } else if (std::isnan(x)) {
+        } else if (is_nan(x)) {
             ++chunk_nan;
         } else if (x > 0) {
             ++chunk_positive_inf;
         }
     }
-    if (!(std::fabs(sum) <= double(largest) && squares <= double(largest))) {
+    if (!(magnitude(sum) <= double(largest) && squares <= double(largest))) {
         sum = 0;
         squares = 0;
         for (std::size_t j = 0; j < n; ++j)
-            if (std::fabs(values.at(j)) <= largest) {
+            if (magnitude(values.at(j)) <= largest) {
                 const double deviation = double(values.at(j)) - double(shift);
                 sum += deviation;
                 squares += deviation * deviation;
@@ -244,12 +243,12 @@ void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcep
     side.nan_count += chunk_nan;
     side.positive_inf_count += chunk_positive_inf;
     side.negative_inf_count += std::int64_t(n) - chunk_finite - chunk_nan - chunk_positive_inf;
-    side.min = std::min(side.min, chunk_min);
-    side.max = std::max(side.max, chunk_max);
+    side.min = smaller(side.min, chunk_min);
+    side.max = larger(side.max, chunk_max);
     if (chunk_finite > 0) {
         const double mean_offset = sum / double(chunk_finite);
-        const double m2 = std::max(0.0, squares - sum * mean_offset);
-        side.add_finite(chunk_finite, double(shift) + mean_offset, m2);
+        const double m2 = larger(0.0, squares - sum * mean_offset);
+        add_finite(side, chunk_finite, double(shift) + mean_offset, m2);
     }
 }
 
@@ -260,7 +259,7 @@ void closeness_chunk(const ReferenceSource& reference, const TargetSource& targe
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
-    const T tiny = std::numeric_limits<float>::min();
+    const T tiny = smallest_normal<float>;
     const T atol = T(options.allclose_atol), rtol = T(options.allclose_rtol);
     const batch zero = ops::splat(0), one = ops::splat(1);
     batch max_reference = zero, max_relative = zero, not_close = zero;
@@ -275,7 +274,7 @@ void closeness_chunk(const ReferenceSource& reference, const TargetSource& targe
         // pair with an infinity is close only when equal (the bound would be
         // infinite too, so the finiteness test on r is needed).
         const auto close = ((abs_difference <= ops::fma(ops::splat(rtol), abs_reference, ops::splat(atol))) &&
-                            (abs_reference <= ops::splat(std::numeric_limits<T>::max()))) ||
+                            (abs_reference <= ops::splat(largest_finite<T>))) ||
                            (r == t);
         not_close = not_close + ops::select(close, zero, one);
     }
@@ -284,17 +283,17 @@ void closeness_chunk(const ReferenceSource& reference, const TargetSource& targe
     auto chunk_not_close = std::int64_t(ops::sum(not_close));
     for (; i < n; ++i) {
         const T r = reference.at(i), t = target.at(i);
-        const T abs_reference = std::fabs(r), abs_difference = std::fabs(T(r - t));
-        chunk_max_reference = std::max(chunk_max_reference, double(abs_reference));
-        chunk_max_relative = std::max(chunk_max_relative,
-                                      double(abs_difference / std::max(abs_reference, tiny)));
+        const T abs_reference = magnitude(r), abs_difference = magnitude(T(r - t));
+        chunk_max_reference = larger(chunk_max_reference, double(abs_reference));
+        chunk_max_relative = larger(chunk_max_relative,
+                                    double(abs_difference / larger(abs_reference, tiny)));
         const bool close = (abs_difference <= rtol * abs_reference + atol &&
-                            abs_reference <= std::numeric_limits<T>::max()) ||
+                            abs_reference <= largest_finite<T>) ||
                            r == t;
         chunk_not_close += close ? 0 : 1;
     }
-    moments.max_abs_reference = std::max(moments.max_abs_reference, chunk_max_reference);
-    moments.max_relative_diff = std::max(moments.max_relative_diff, chunk_max_relative);
+    moments.max_abs_reference = larger(moments.max_abs_reference, chunk_max_reference);
+    moments.max_relative_diff = larger(moments.max_relative_diff, chunk_max_relative);
     moments.not_close_count += chunk_not_close;
 }
 
@@ -309,7 +308,7 @@ void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource&
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "The fused kernel accumulates float32 or float64 values only.");
     for (std::size_t start = 0; start < n; start += flush_interval) {
-        const std::size_t length = std::min(flush_interval, n - start);
+        const std::size_t length = detail::smaller(flush_interval, n - start);
         const auto r = reference.advanced(start);
         const auto t = target.advanced(start);
         detail::moments_chunk<Arch, T>(r, t, length, moments);

@@ -26,12 +26,14 @@
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/half.hpp>
 
-#include <numgap/kernels/fused_kernel.hpp>
-#include <numgap/kernels/kernel_options.hpp>
-#include <numgap/kernels/pair_moments.hpp>
-#include <numgap/kernels/read_two_streams.hpp>
-#include <numgap/kernels/stored_run.hpp>
-#include <numgap/kernels/transpose_tile.hpp>
+#include <numgap/kernels/entry_points.hpp>
+#include <numgap/kernels/fused/fused_kernel.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
+#include <numgap/kernels/plan/stored_run.hpp>
+#include <numgap/kernels/source/kernel_source.hpp>
+#include <numgap/kernels/source/read_two_streams.hpp>
+#include <numgap/kernels/source/transpose_tile.hpp>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
@@ -41,18 +43,12 @@ namespace numgap::kernels {
 
 struct kernel_table {
     const char* arch_name = "none";
-    void (*block_f32)(const float*, const float*, std::size_t, const kernel_options&,
-                      pair_moments&) noexcept = nullptr;
-    void (*block_f64)(const double*, const double*, std::size_t, const kernel_options&,
-                      pair_moments&) noexcept = nullptr;
-    void (*run_f32)(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options&,
-                    pair_moments&) noexcept = nullptr;
-    void (*widen_f32)(const void*, dtype, std::size_t, bool quantized, float scale, std::int32_t zero_point,
-                      float*) noexcept = nullptr;
-    void (*transpose_f32)(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols, float* out,
-                          std::int64_t out_stride) noexcept = nullptr;
-    std::uint64_t (*read_two_streams)(const void* first, std::size_t first_bytes, const void* second,
-                                      std::size_t second_bytes) noexcept = nullptr;
+    block_function<float>* block_f32 = nullptr;
+    block_function<double>* block_f64 = nullptr;
+    run_f32_function* run_f32 = nullptr;
+    widen_f32_function* widen_f32 = nullptr;
+    transpose_f32_function* transpose_f32 = nullptr;
+    read_two_streams_function* read_two_streams = nullptr;
 };
 
 namespace detail {
@@ -190,12 +186,6 @@ std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, con
     return read_two_streams(Arch{}, first, first_bytes, second, second_bytes);
 }
 } // namespace detail
-
-// True for the dtypes kernel_table::widen_f32 accepts: the narrow types
-// run_f32 widens in registers (any zero point: widen_f32 handles extreme ones).
-constexpr bool widens_to_f32(dtype type) noexcept {
-    return type != dtype::float32 && widens_in_registers(type);
-}
 
 template <class Arch>
 kernel_table make_kernel_table() noexcept {

@@ -1,4 +1,4 @@
-// Pins kernel_table::widen_f32 (kernels/kernel_table.hpp): on every arch this
+// Pins kernel_table::widen_f32 (numgap/kernels/table/kernel_table.hpp): on every arch this
 // CPU runs, it converts bit-exactly like the portable conversions, for every
 // float16 / bfloat16 bit pattern and every 8- and 16-bit integer, with and
 // without per-tensor dequantization.
@@ -10,7 +10,7 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/dispatch.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
 
 namespace {
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {

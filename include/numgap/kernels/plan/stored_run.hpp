@@ -17,6 +17,8 @@
 #include <cstdint>
 
 #include <numgap/core/dtype.hpp>
+#include <numgap/core/isa_namespace.hpp>
+#include <numgap/kernels/constants.hpp>
 
 namespace numgap::kernels {
 
@@ -27,8 +29,9 @@ struct stored_run {
     std::int32_t zero_point = 0; // integer types only
 };
 
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
+
 constexpr bool widens_in_registers(dtype type, std::int64_t zero_point = 0) noexcept {
-    constexpr std::int64_t exact_limit = std::int64_t(1) << 24;
     switch (type) {
     case dtype::float32:
     case dtype::float16:
@@ -36,7 +39,7 @@ constexpr bool widens_in_registers(dtype type, std::int64_t zero_point = 0) noex
     case dtype::int8:
     case dtype::uint8:
     case dtype::int16:
-    case dtype::uint16: return zero_point >= -exact_limit && zero_point <= exact_limit;
+    case dtype::uint16: return zero_point >= -exact_float_integer_limit && zero_point <= exact_float_integer_limit;
     default: return false;
     }
 }
@@ -47,5 +50,13 @@ constexpr bool run_pair_supported(dtype reference, dtype target) noexcept {
     return (reference == dtype::float32 || target == dtype::float32) && widens_in_registers(reference) &&
            widens_in_registers(target);
 }
+
+// True for the dtypes kernel_table::widen_f32 accepts: the narrow types
+// run_f32 widens in registers (any zero point: widen_f32 handles extreme ones).
+constexpr bool widens_to_f32(dtype type) noexcept {
+    return type != dtype::float32 && widens_in_registers(type);
+}
+
+} // namespace NUMGAP_ISA_NAMESPACE
 
 } // namespace numgap::kernels

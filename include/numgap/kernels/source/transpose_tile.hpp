@@ -16,6 +16,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <numgap/core/isa_namespace.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
@@ -25,6 +26,7 @@
 namespace numgap::kernels {
 
 namespace detail {
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
 
 template <class Arch>
 constexpr std::size_t transpose_block_width() noexcept {
@@ -114,6 +116,7 @@ inline void transpose_scalar(const float* in, std::int64_t in_stride, std::size_
         for (std::size_t j = 0; j < cols; ++j) out[std::int64_t(j) * out_stride + std::int64_t(i)] = in[std::int64_t(i) * in_stride + std::int64_t(j)];
 }
 
+} // namespace NUMGAP_ISA_NAMESPACE
 } // namespace detail
 
 template <class Arch>

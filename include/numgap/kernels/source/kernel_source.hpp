@@ -25,15 +25,17 @@
 #include <xsimd/xsimd.hpp>
 
 #include <numgap/core/half.hpp>
+#include <numgap/core/isa_namespace.hpp>
 #include <numgap/core/prefetch.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
-#include <numgap/kernels/simd_lanes.hpp>
+#include <numgap/kernels/source/simd_lanes.hpp>
 
 #if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
 namespace numgap::kernels::detail {
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
 
 #if defined(__F16C__)
 inline constexpr bool compiled_with_f16c = true;
@@ -180,4 +182,5 @@ private:
     }
 };
 
+} // namespace NUMGAP_ISA_NAMESPACE
 } // namespace numgap::kernels::detail

@@ -22,13 +22,11 @@
 #include <cstdint>
 
 #include <numgap/core/dtype.hpp>
-#include <numgap/kernels/pair_plan.hpp>
-#include <numgap/kernels/stored_run.hpp>
+#include <numgap/kernels/constants.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/plan/stored_run.hpp>
 
 namespace numgap::kernels {
-
-// Rows shorter than this are gathered into blocks instead.
-inline constexpr std::int64_t shortest_run = 256;
 
 inline bool runs_in_registers(const pair_plan& plan) noexcept {
     if (plan.wide || !run_pair_supported(plan.reference.type, plan.target.type)) return false;

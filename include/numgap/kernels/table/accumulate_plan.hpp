@@ -13,11 +13,12 @@
 #include <cstdint>
 #include <span>
 
-#include <numgap/kernels/for_each_run.hpp>
-#include <numgap/kernels/kernel_options.hpp>
-#include <numgap/kernels/kernel_table.hpp>
-#include <numgap/kernels/pair_moments.hpp>
-#include <numgap/kernels/pair_plan.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
+#include <numgap/kernels/plan/for_each_block.hpp>
+#include <numgap/kernels/plan/for_each_run.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/table/kernel_table.hpp>
 
 namespace numgap::kernels {
 

@@ -1,4 +1,4 @@
-// Pins transpose_tile (kernels/transpose_tile.hpp) through kernel_table's
+// Pins transpose_tile (numgap/kernels/source/transpose_tile.hpp) through kernel_table's
 // transpose_f32 on every arch this CPU runs: out[j * out_stride + i] equals
 // in[i * in_stride + j] bit for bit (NaN payloads included) for shapes that
 // fill whole 4/8/16 blocks, leave ragged edges, or are smaller than a block,
@@ -12,8 +12,8 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/transpose_tile.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/source/transpose_tile.hpp>
 
 TEST_CASE("transpose_f32 transposes exactly, edges included, on every available arch") {
     const float sentinel = std::bit_cast<float>(0x7fa5a5a5u); // a signalling NaN pattern nothing else uses
