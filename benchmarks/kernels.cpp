@@ -51,10 +51,10 @@
 #include <xtensor/xreducer.hpp>
 
 
-#include <numgap/kernels/accumulate_plan.hpp>
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/pair_plan.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/table/accumulate_plan.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/metric.hpp>
 
 #if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include <numgap/core.hpp>
-#include <numgap/kernels/copy_as_float.hpp>
+#include <numgap/kernels/plan/copy_as_float.hpp>
 #include <numgap/metric.hpp>
 
 struct sign_agreement {

@@ -2,7 +2,7 @@
 // tests/CMakeLists.txt: a header-only user who builds with -mavx512f or
 // -march=native and strict warnings must get none from numgap (GCC 12 reports
 // its own AVX-512 intrinsics as "used uninitialized" unless numgap avoids
-// them; see kernels/simd_lanes.hpp). Instantiates every kernel entry for the
+// them; see numgap/kernels/source/simd_lanes.hpp). Instantiates every kernel entry for the
 // translation unit's native architecture: all dtype pairs of run_f32, the
 // block kernels, widening, transposes and the evaluation engine.
 #include <cstdint>

@@ -19,7 +19,7 @@ namespace {
 
 // npy_view points into the bytes, and the kernels' typed loads need the data
 // aligned for its element type, which a hand-made header breaks by putting
-// the data at an odd offset (UBSan: misaligned load in kernels/kernel_source.hpp,
+// the data at an odd offset (UBSan: misaligned load in kernels/source/kernel_source.hpp,
 // found by this target). run_directory copies such data once before making
 // the view; this does the same, so the kernels see what they see in a run.
 std::span<const std::byte> with_aligned_data(std::span<const std::byte> bytes, const numgap::io::npy_header& header) {

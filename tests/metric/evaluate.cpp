@@ -12,7 +12,7 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/copy_as_float.hpp>
+#include <numgap/kernels/plan/copy_as_float.hpp>
 #include <numgap/kernels/scalar_reference.hpp>
 #include <numgap/metric.hpp>
 

@@ -6,7 +6,7 @@
 
 #include <doctest/doctest.h>
 
-#include <numgap/kernels/dispatch.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
 
 #include "test_support.hpp"
 

@@ -57,7 +57,7 @@
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/graph/concepts.hpp>
 #include <numgap/graph/topological_order.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/match/match_auto.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>

@@ -25,7 +25,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/io/atomic_file.hpp>
 #include <numgap/io/npy.hpp>
-#include <numgap/kernels/copy_as_float.hpp>
+#include <numgap/kernels/plan/copy_as_float.hpp>
 #include <numgap/report/comparison_report.hpp>
 
 namespace numgap {

@@ -11,7 +11,11 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <numgap/core/isa_namespace.hpp>
+
 namespace numgap::detail {
+// Per instruction set: the kernels' dispatch units call these (core/isa_namespace.hpp).
+inline namespace NUMGAP_ISA_NAMESPACE {
 
 inline void prefetch([[maybe_unused]] const void* address) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
@@ -24,4 +28,5 @@ inline void prefetch_bytes(const void* base, std::size_t offset, std::size_t byt
     for (std::size_t line = 0; line < bytes; line += 64) prefetch(reinterpret_cast<const void*>(first + line));
 }
 
+} // namespace NUMGAP_ISA_NAMESPACE
 } // namespace numgap::detail

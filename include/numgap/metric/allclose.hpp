@@ -14,8 +14,8 @@
 #include <optional>
 #include <string_view>
 
-#include <numgap/kernels/kernel_options.hpp>
-#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/metric/fused_builtin.hpp>
 #include <numgap/metric/rule.hpp>
 

@@ -5,7 +5,7 @@
 //   ||r|| - ||t|| = sum (r-t)(r+t) / (||r|| + ||t||),
 // never as 1 - sum(r*t)/..., so the quantity people read near 1 (1 - cosine,
 // available as cosine::distance) keeps ~1e-6 relative accuracy at n = 1e7 for
-// float32 inputs (tests/kernels/fused_kernel.cpp). Accumulators: float32 within
+// float32 inputs (tests/kernels/fused/fused_kernel.cpp). Accumulators: float32 within
 // 2048-element chunks, float64 across chunks. The value is clamped to [-1, 1].
 // Both vectors all zero: 1 (identical). Exactly one all zero: 0. Empty
 // (count 0, only reachable by calling finalize on a fresh state): NaN.
@@ -17,7 +17,7 @@
 #include <optional>
 #include <string_view>
 
-#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/metric/fused_builtin.hpp>
 #include <numgap/metric/rule.hpp>
 

@@ -25,7 +25,7 @@
 // per call, not per element: with built-in sum metrics on one thread only the
 // results vector (prepared_metric_set.hpp avoids even that); user reduction
 // states, threads and row-metric blocks of at most 1 MiB (see
-// kernels/for_each_row.hpp) otherwise.
+// numgap/kernels/rows/for_each_row.hpp) otherwise.
 // Throws: numgap::error for invalid input or options; whatever a user metric
 // throws (rethrown on the calling thread); std::bad_alloc; std::system_error
 // if a thread cannot start.
@@ -42,12 +42,13 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/accumulate_plan.hpp>
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/kernel_options.hpp>
-#include <numgap/kernels/pair_moments.hpp>
-#include <numgap/kernels/pair_plan.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/table/accumulate_plan.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
+#include <numgap/kernels/plan/for_each_block.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/metric/concept.hpp>
 #include <numgap/metric/evaluate_options.hpp>
 #include <numgap/metric/evaluation.hpp>

@@ -7,9 +7,9 @@
 // Complexity: O(block) per accumulate, O(1) otherwise. Throws: nothing.
 #include <span>
 
-#include <numgap/kernels/fused_kernel.hpp>
-#include <numgap/kernels/kernel_options.hpp>
-#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/kernels/fused/fused_kernel.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
 
 namespace numgap::detail {

@@ -22,8 +22,8 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/kernel_options.hpp>
-#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/metric/allclose.hpp>
 #include <numgap/metric/atol.hpp>
 #include <numgap/metric/concept.hpp>

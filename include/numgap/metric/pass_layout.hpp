@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <vector>
 
-#include <numgap/kernels/kernel_options.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
 
 namespace numgap::detail {
 

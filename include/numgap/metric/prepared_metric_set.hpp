@@ -23,8 +23,8 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/dispatch.hpp>
-#include <numgap/kernels/kernel_table.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/table/kernel_table.hpp>
 #include <numgap/metric/evaluate.hpp>
 #include <numgap/metric/evaluate_options.hpp>
 #include <numgap/metric/metric_result.hpp>

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string_view>
 
-#include <numgap/kernels/pair_moments.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/metric/fused_builtin.hpp>
 #include <numgap/metric/rule.hpp>
 

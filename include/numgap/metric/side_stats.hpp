@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <limits>
 
-#include <numgap/kernels/side_moments.hpp>
+#include <numgap/kernels/fused/side_moments.hpp>
 
 namespace numgap {
 

@@ -3,12 +3,12 @@
 // differ between reference and target; k is settable and defaults to 1
 // (argmax disagreement, the usual classification check, valid for any row
 // length). Lower is better; no default rule. Ranking: value descending, ties
-// to the lower index; sets compared regardless of order (kernels/topk_rows.hpp).
+// to the lower index; sets compared regardless of order (numgap/kernels/rows/topk_rows.hpp).
 // Exact. k < 1 or k greater than the row length: numgap::error naming the
 // tensor (clamping would silently make the metric always 0). Empty tensors:
 // numgap::error. NaN anywhere: NaN (fails). +/-Inf rank as ordinary values.
 // Complexity: O(n log k). Memory: rows are read in blocks
-// (kernels/for_each_row.hpp), at most 1 MiB, plus O(k), whatever the row or
+// (numgap/kernels/rows/for_each_row.hpp), at most 1 MiB, plus O(k), whatever the row or
 // tensor size. Throws: numgap::error; std::bad_alloc.
 #include <cstdint>
 #include <optional>
@@ -17,9 +17,9 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/for_each_row.hpp>
-#include <numgap/kernels/topk_rows.hpp>
-#include <numgap/kernels/validate_pair.hpp>
+#include <numgap/kernels/rows/for_each_row.hpp>
+#include <numgap/kernels/rows/topk_rows.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/metric/rule.hpp>
 
 namespace numgap {

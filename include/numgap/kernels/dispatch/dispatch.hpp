@@ -1,0 +1,116 @@
+#pragma once
+// Run-time selection of the fused kernel's architecture.
+//
+// Header-only use (default): active_kernels() returns the kernels for
+// native_arch, i.e. whatever the user's compiler flags enable (-march=...).
+// CMake users link numgap::dispatch (cmake/numgapDispatch.cmake), which does
+// all of the following. Programs that compile the per-architecture
+// translation units include/numgap/kernels/dispatch/{sse2,avx2,avx512bw}.cpp
+// (x86) or dispatch/neon64.cpp (ARM), each with its architecture's flags, and
+// define NUMGAP_RUNTIME_DISPATCH=1 in every translation unit, get the best
+// kernel for the CPU they run on, chosen once through xsimd::dispatch over
+// dispatch_archs.
+// Flags per file (GCC/clang): sse2.cpp: none beyond the x86-64 baseline;
+// avx2.cpp: -mavx2 -mfma -mf16c; avx512bw.cpp: -mavx512f -mavx512cd
+// -mavx512dq -mavx512bw -mavx2 -mfma; neon64.cpp: none on aarch64.
+// (-mf16c enables the hardware float16 conversion on the AVX2 path; without
+// it that path still works, with the portable conversion. Every AVX2 CPU has
+// F16C; the AVX2 kernels are chosen only where the CPU reports both.)
+// Define NUMGAP_RUNTIME_DISPATCH consistently across a program: the two modes
+// give active_kernels() different bodies.
+// Complexity: O(1) after the first call. Throws: nothing (available_kernels
+// may throw std::bad_alloc).
+#include <type_traits>
+#include <vector>
+
+#include <xsimd/xsimd.hpp>
+
+#include <numgap/kernels/table/kernel_table.hpp>
+#include <numgap/kernels/scalar_arch.hpp>
+
+namespace numgap::kernels {
+
+// Never defined generically: each dispatch/*.cpp translation unit defines the
+// explicit specialization for its architecture (NUMGAP_DEFINE_ARCH_KERNELS in
+// dispatch_arch.hpp), so no other translation unit ever compiles code for an
+// architecture its flags do not enable.
+template <class Arch>
+struct arch_kernels {
+    static kernel_table table() noexcept;
+};
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+using dispatch_archs = xsimd::arch_list<xsimd::avx512bw, xsimd::fma3<xsimd::avx2>, xsimd::sse2>;
+template <> kernel_table arch_kernels<xsimd::avx512bw>::table() noexcept;
+template <> kernel_table arch_kernels<xsimd::fma3<xsimd::avx2>>::table() noexcept;
+template <> kernel_table arch_kernels<xsimd::sse2>::table() noexcept;
+#elif defined(__aarch64__)
+using dispatch_archs = xsimd::arch_list<xsimd::neon64>;
+template <> kernel_table arch_kernels<xsimd::neon64>::table() noexcept;
+#else
+using dispatch_archs = xsimd::arch_list<>;
+#endif
+
+namespace detail {
+struct pick_kernels {
+    template <class Arch>
+    kernel_table operator()(Arch) const noexcept {
+        return arch_kernels<Arch>::table();
+    }
+};
+
+// CPUID leaf 1, ECX bit 29 (xsimd 8.1 does not report F16C).
+inline bool cpu_has_f16c() noexcept {
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
+    return (ecx >> 29) & 1u;
+#else
+    return true;
+#endif
+}
+
+template <class Arch>
+bool cpu_supports() noexcept {
+    const auto available = xsimd::available_architectures();
+    if constexpr (std::is_same_v<Arch, xsimd::avx512bw>)
+        return available.avx512bw && available.avx512dq && available.avx512cd && available.avx512f;
+    else if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>)
+        return available.fma3_avx2 && cpu_has_f16c();
+    else if constexpr (std::is_same_v<Arch, xsimd::sse2>)
+        return available.sse2;
+    else if constexpr (std::is_same_v<Arch, xsimd::neon64>)
+        return available.neon64;
+    else
+        return false;
+}
+
+template <class... Archs>
+void append_supported(xsimd::arch_list<Archs...>, std::vector<kernel_table>& tables) {
+    ((cpu_supports<Archs>() ? tables.push_back(arch_kernels<Archs>::table()) : void()), ...);
+}
+} // namespace detail
+
+// The kernels evaluate() uses.
+inline kernel_table active_kernels() noexcept {
+#if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH
+    static const kernel_table table = xsimd::dispatch<dispatch_archs>(detail::pick_kernels{})();
+    return table;
+#else
+    return make_kernel_table<native_arch>();
+#endif
+}
+
+// Every kernel this program can run on this CPU: the scalar fallback, the
+// header-instantiated native_arch, and (with run-time dispatch) each dispatch
+// architecture the CPU supports. Tests run all of them against the oracle.
+inline std::vector<kernel_table> available_kernels() {
+    std::vector<kernel_table> tables{make_kernel_table<scalar_arch>()};
+    if constexpr (!std::is_same_v<native_arch, scalar_arch>) tables.push_back(make_kernel_table<native_arch>());
+#if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH
+    detail::append_supported(dispatch_archs{}, tables);
+#endif
+    return tables;
+}
+
+} // namespace numgap::kernels

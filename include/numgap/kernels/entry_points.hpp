@@ -1,0 +1,30 @@
+#pragma once
+// The function types of the per-architecture entry points a kernel_table
+// holds (table/kernel_table.hpp), named once. The plan layer stores two of
+// them (widen_f32, transpose_f32) without knowing about tables, so they live
+// below both. Argument meanings are documented at kernel_table.
+// Complexity: none (types only). Throws: nothing.
+#include <cstddef>
+#include <cstdint>
+
+#include <numgap/core/dtype.hpp>
+
+namespace numgap::kernels {
+
+struct kernel_options;
+struct pair_moments;
+struct stored_run;
+
+template <class T>
+using block_function = void(const T* reference, const T* target, std::size_t n, const kernel_options& options,
+                            pair_moments& moments) noexcept;
+using run_f32_function = void(const stored_run& reference, const stored_run& target, std::size_t n,
+                              const kernel_options& options, pair_moments& moments) noexcept;
+using widen_f32_function = void(const void* source, dtype type, std::size_t n, bool quantized, float scale,
+                                std::int32_t zero_point, float* out) noexcept;
+using transpose_f32_function = void(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols,
+                                    float* out, std::int64_t out_stride) noexcept;
+using read_two_streams_function = std::uint64_t(const void* first, std::size_t first_bytes, const void* second,
+                                                std::size_t second_bytes) noexcept;
+
+} // namespace numgap::kernels

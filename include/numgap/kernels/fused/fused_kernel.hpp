@@ -1,0 +1,313 @@
+#pragma once
+// accumulate_pair: the fused one-pass kernel. For n paired elements of
+// reference r and target t, already in reference order, it adds to a
+// pair_moments: count, sum (r-t)^2, sum |r-t|, max |r-t|, sum r^2, sum t^2,
+// sum (r-t)(r+t); optionally per-side statistics and the closeness tier (see
+// kernel_options.hpp). Each side is a kernel source (kernel_source.hpp):
+// float32 or float64 in memory, or a narrow type widened to float32 in
+// registers; accumulate_pair_block is the form for two float pointers.
+//
+// Accuracy: sums run in T inside chunks of flush_interval elements, on
+// lanes::accumulator_sets independent accumulator sets, and each chunk's
+// partial sums are added into float64. For float32 a chunk's partial sum
+// carries at most ~(flush_interval / (width * sets) + log2 width) ulps of
+// float32 rounding, unbiased; across chunks the float64 sum adds ~1e-16, so
+// the sums meet 1e-7 relative at n = 1e7 (tests/kernels/fused/fused_kernel.cpp).
+// A chunk whose float partials are not finite (overflow above ~1.8e19, or NaN
+// and Inf inputs) is recomputed in float64, so overflow of float partials is
+// never reported as Inf. max |r-t| is computed from |fl(r-t)|; rounding is
+// monotone, so it equals the exact maximum rounded once to T.
+// NaN: a plain max drops NaN; callers detect it through sum_abs_diff being
+// NaN, which costs nothing per element (see metric headers).
+// Per-side statistics (kernel_feature::side_statistics) are gathered in the
+// same loop where fuses_side_statistics (AVX-512: 15 vector operations per
+// step instead of 9, on two accumulator sets instead of four so nothing
+// spills; the moments' float partials then differ from the run without side
+// statistics by rounding only), else by side_chunk after it; see side_chunk.hpp.
+//
+// Complexity: O(n) time, O(1) space, no allocation; noexcept.
+// The chunks of a call start at its first element, so a pair split into
+// several calls at multiples of flush_interval gives the same sums.
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include <numgap/kernels/constants.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
+#include <numgap/kernels/fused/side_chunk.hpp>
+#include <numgap/kernels/scalar_arch.hpp>
+#include <numgap/kernels/source/kernel_source.hpp>
+#include <numgap/kernels/source/scalar_math.hpp>
+#include <numgap/kernels/source/simd_lanes.hpp>
+
+namespace numgap::kernels {
+
+namespace detail {
+
+// Exact-as-float64 fallback for chunks whose float partial sums overflowed.
+template <class T, class ReferenceSource, class TargetSource>
+void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
+                        pair_moments& moments) noexcept {
+    double sum_squared_diff = 0, sum_abs_diff = 0, max_abs_diff = 0, sum_squared_reference = 0,
+           sum_squared_target = 0, sum_diff_times_sum = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        const T r_value = reference.at(i), t_value = target.at(i);
+        const double r = double(r_value), t = double(t_value);
+        const double difference = r - t;
+        // The max uses the difference rounded to T, as the vector path does.
+        const double rounded_abs = magnitude(double(T(r_value - t_value)));
+        sum_squared_diff += difference * difference;
+        sum_abs_diff += magnitude(difference);
+        max_abs_diff = rounded_abs > max_abs_diff ? rounded_abs : max_abs_diff;
+        sum_squared_reference += r * r;
+        sum_squared_target += t * t;
+        sum_diff_times_sum += difference * (r + t);
+    }
+    moments.sum_squared_diff += sum_squared_diff;
+    moments.sum_abs_diff += sum_abs_diff;
+    moments.max_abs_diff = larger(moments.max_abs_diff, max_abs_diff);
+    moments.sum_squared_reference += sum_squared_reference;
+    moments.sum_squared_target += sum_squared_target;
+    moments.sum_diff_times_sum += sum_diff_times_sum;
+}
+
+template <class Arch, class T, bool Sides, class ReferenceSource, class TargetSource>
+void moments_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
+                   pair_moments& moments) noexcept {
+    using ops = lanes<Arch, T>;
+    using batch = typename ops::batch;
+    constexpr std::size_t width = ops::width;
+    // With the side accumulators, two sets: four would need 30 accumulators
+    // and spill; at 15 operations a step the loop is bound by throughput, so
+    // two sets still hide every latency.
+    constexpr int sets = Sides ? 2 : ops::accumulator_sets;
+    constexpr T infinity = std::numeric_limits<T>::infinity();
+    // One copy of the side accumulators serves every set, for the same reason.
+    struct side_accumulators {
+        batch minimum, maximum, sum;
+    };
+    [[maybe_unused]] side_accumulators sides[2] = {{ops::splat(infinity), ops::splat(-infinity), ops::splat(0)},
+                                  {ops::splat(infinity), ops::splat(-infinity), ops::splat(0)}};
+    // Nine vector operations per step. Not eight via sum (r-t)(r+t) =
+    // 2 sum (r-t)r - sum (r-t)^2: for a pure scaling error the rounding of the
+    // two sums no longer cancels in 1 - cosine (measured 10x the oracle's
+    // error, tests/metric/cosine.cpp).
+    struct accumulators {
+        batch squared_diff, abs_diff, max_abs_diff, squared_reference, squared_target,
+            diff_times_sum;
+    };
+    accumulators acc[sets];
+    for (int s = 0; s < sets; ++s)
+        acc[s] = {ops::splat(0), ops::splat(0), ops::splat(0),
+                  ops::splat(0), ops::splat(0), ops::splat(0)};
+
+    auto step = [&](accumulators& a, std::size_t at) {
+        batch r = reference.load(at);
+        batch t = target.load(at);
+        ops::pin(r);
+        ops::pin(t);
+        const batch difference = r - t;
+        const batch abs_difference = ops::abs(difference);
+        a.squared_diff = ops::fma(difference, difference, a.squared_diff);
+        a.abs_diff = a.abs_diff + abs_difference;
+        a.max_abs_diff = ops::max(a.max_abs_diff, abs_difference);
+        a.squared_reference = ops::fma(r, r, a.squared_reference);
+        a.squared_target = ops::fma(t, t, a.squared_target);
+        a.diff_times_sum = ops::fma(difference, r + t, a.diff_times_sum);
+        if constexpr (Sides) {
+            sides[0].minimum = ops::min(sides[0].minimum, r);
+            sides[0].maximum = ops::max(sides[0].maximum, r);
+            sides[0].sum = sides[0].sum + r;
+            sides[1].minimum = ops::min(sides[1].minimum, t);
+            sides[1].maximum = ops::max(sides[1].maximum, t);
+            sides[1].sum = sides[1].sum + t;
+        }
+    };
+
+    std::size_t i = 0;
+    // Software prefetch a fixed distance ahead of both streams. The
+    // hardware prefetcher alone leaves the fused loop's memory reads and its
+    // arithmetic in series (time ~ read time + compute time): at 2^26
+    // elements f32/f16 rose from ~80% to ~94% and f32/u8 from ~70% to ~90% of
+    // the two-stream read ceiling; 256 to 2048 elements ahead all help, 512
+    // was best (benchmarks/kernels.cpp).
+    constexpr std::size_t prefetch_distance = 512;
+    // The side sums are flushed into float64 every side_flush elements, so
+    // each lane's float chain adds at most 32 values (a chunk's 128 cost
+    // ~1e-7 of std in the mean).
+    constexpr std::size_t side_flush = width * 32;
+    [[maybe_unused]] double side_sum[2] = {0, 0};
+    [[maybe_unused]] auto flush_side_sums = [&] {
+        for (int k = 0; k < 2; ++k) {
+            side_sum[k] += ops::sum(sides[k].sum);
+            sides[k].sum = ops::splat(0);
+        }
+    };
+    for (; i + width * sets <= n; i += width * sets) {
+        reference.prefetch(i + prefetch_distance, width * sets);
+        target.prefetch(i + prefetch_distance, width * sets);
+        for (int s = 0; s < sets; ++s) step(acc[s], i + std::size_t(s) * width);
+        if constexpr (Sides)
+            if ((i + width * sets) % side_flush == 0) flush_side_sums();
+    }
+    for (; i + width <= n; i += width) step(acc[0], i);
+    for (int s = 1; s < sets; ++s) {
+        acc[0].squared_diff = acc[0].squared_diff + acc[s].squared_diff;
+        acc[0].abs_diff = acc[0].abs_diff + acc[s].abs_diff;
+        acc[0].max_abs_diff = ops::max(acc[0].max_abs_diff, acc[s].max_abs_diff);
+        acc[0].squared_reference = acc[0].squared_reference + acc[s].squared_reference;
+        acc[0].squared_target = acc[0].squared_target + acc[s].squared_target;
+        acc[0].diff_times_sum = acc[0].diff_times_sum + acc[s].diff_times_sum;
+    }
+    // Scalar tail in the same function: fewer than `width` elements remain.
+    T tail_squared_diff = 0, tail_abs_diff = 0, tail_max = 0, tail_squared_reference = 0,
+      tail_squared_target = 0, tail_diff_times_sum = 0;
+    [[maybe_unused]] T tail_min[2] = {infinity, infinity}, tail_maximum[2] = {-infinity, -infinity},
+                       tail_sum[2] = {0, 0};
+    for (; i < n; ++i) {
+        const T r = reference.at(i), t = target.at(i);
+        if constexpr (Sides) {
+            tail_min[0] = smaller(tail_min[0], r);
+            tail_maximum[0] = larger(tail_maximum[0], r);
+            tail_sum[0] += r;
+            tail_min[1] = smaller(tail_min[1], t);
+            tail_maximum[1] = larger(tail_maximum[1], t);
+            tail_sum[1] += t;
+        }
+        const T difference = r - t;
+        const T abs_difference = magnitude(difference);
+        tail_squared_diff += keep_rounded(difference * difference);
+        tail_abs_diff += abs_difference;
+        tail_max = abs_difference > tail_max ? abs_difference : tail_max;
+        tail_squared_reference += keep_rounded(r * r);
+        tail_squared_target += keep_rounded(t * t);
+        tail_diff_times_sum += keep_rounded(difference * (r + t));
+    }
+    const double squared_diff = ops::sum(acc[0].squared_diff) + double(tail_squared_diff);
+    const double abs_diff = ops::sum(acc[0].abs_diff) + double(tail_abs_diff);
+    const double squared_reference =
+        ops::sum(acc[0].squared_reference) + double(tail_squared_reference);
+    const double squared_target = ops::sum(acc[0].squared_target) + double(tail_squared_target);
+    const double diff_times_sum = ops::sum(acc[0].diff_times_sum) + double(tail_diff_times_sum);
+    if constexpr (std::is_same_v<T, float>) {
+        // float partials overflow near 1.8e19 per element; redo such chunks wide.
+        constexpr double float_max = double(largest_finite<float>);
+        if (!(magnitude(squared_diff) <= float_max && abs_diff <= float_max &&
+              squared_reference <= float_max && squared_target <= float_max &&
+              magnitude(diff_times_sum) <= float_max)) {
+            moments_chunk_wide<T>(reference, target, n, moments);
+            if constexpr (Sides) {
+                side_chunk<Arch, T>(reference, n, moments.reference);
+                side_chunk<Arch, T>(target, n, moments.target);
+            }
+            return;
+        }
+    }
+    if constexpr (Sides) {
+        const double squares[2] = {squared_reference, squared_target};
+        side_moments* side[2] = {&moments.reference, &moments.target};
+        for (int k = 0; k < 2; ++k) {
+            const fused_side_sums sums{side_sum[k] + ops::sum(sides[k].sum) + double(tail_sum[k]), squares[k],
+                                       smaller(double(ops::minimum(sides[k].minimum)), double(tail_min[k])),
+                                       larger(double(ops::maximum(sides[k].maximum)), double(tail_maximum[k]))};
+            if (k == 0) add_fused_side<Arch, T>(reference, n, sums, *side[k]);
+            else add_fused_side<Arch, T>(target, n, sums, *side[k]);
+        }
+    }
+    moments.sum_squared_diff += squared_diff;
+    moments.sum_abs_diff += abs_diff;
+    moments.sum_squared_reference += squared_reference;
+    moments.sum_squared_target += squared_target;
+    moments.sum_diff_times_sum += diff_times_sum;
+    const double chunk_max = larger(double(ops::maximum(acc[0].max_abs_diff)), double(tail_max));
+    moments.max_abs_diff = larger(moments.max_abs_diff, chunk_max);
+}
+
+// max |r|, max |r-t| / max(|r|, tiny) and numpy's allclose mismatch count.
+template <class Arch, class T, class ReferenceSource, class TargetSource>
+void closeness_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
+                     const kernel_options& options, pair_moments& moments) noexcept {
+    using ops = lanes<Arch, T>;
+    using batch = typename ops::batch;
+    constexpr std::size_t width = ops::width;
+    const T tiny = smallest_normal<float>;
+    const T atol = T(options.allclose_atol), rtol = T(options.allclose_rtol);
+    const batch zero = ops::splat(0), one = ops::splat(1);
+    batch max_reference = zero, max_relative = zero, not_close = zero;
+    std::size_t i = 0;
+    for (; i + width <= n; i += width) {
+        const batch r = reference.load(i), t = target.load(i);
+        const batch abs_reference = ops::abs(r);
+        const batch abs_difference = ops::abs(r - t);
+        max_reference = ops::max(max_reference, abs_reference);
+        max_relative = ops::max(max_relative, abs_difference / ops::max(abs_reference, ops::splat(tiny)));
+        // numpy: finite pairs are close when |t - r| <= atol + rtol*|r|; a
+        // pair with an infinity is close only when equal (the bound would be
+        // infinite too, so the finiteness test on r is needed).
+        const auto close = ((abs_difference <= ops::fma(ops::splat(rtol), abs_reference, ops::splat(atol))) &&
+                            (abs_reference <= ops::splat(largest_finite<T>))) ||
+                           (r == t);
+        not_close = not_close + ops::select(close, zero, one);
+    }
+    double chunk_max_reference = double(ops::maximum(max_reference));
+    double chunk_max_relative = double(ops::maximum(max_relative));
+    auto chunk_not_close = std::int64_t(ops::sum(not_close));
+    for (; i < n; ++i) {
+        const T r = reference.at(i), t = target.at(i);
+        const T abs_reference = magnitude(r), abs_difference = magnitude(T(r - t));
+        chunk_max_reference = larger(chunk_max_reference, double(abs_reference));
+        chunk_max_relative = larger(chunk_max_relative,
+                                    double(abs_difference / larger(abs_reference, tiny)));
+        const bool close = (abs_difference <= rtol * abs_reference + atol &&
+                            abs_reference <= largest_finite<T>) ||
+                           r == t;
+        chunk_not_close += close ? 0 : 1;
+    }
+    moments.max_abs_reference = larger(moments.max_abs_reference, chunk_max_reference);
+    moments.max_relative_diff = larger(moments.max_relative_diff, chunk_max_relative);
+    moments.not_close_count += chunk_not_close;
+}
+
+} // namespace detail
+
+template <class Arch, class ReferenceSource, class TargetSource>
+void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource& target, std::size_t n,
+                     const kernel_options& options, pair_moments& moments) noexcept {
+    using T = typename ReferenceSource::value_type;
+    static_assert(std::is_same_v<T, typename TargetSource::value_type>,
+                  "Both sides of the fused kernel are read as the same type.");
+    static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
+                  "The fused kernel accumulates float32 or float64 values only.");
+    for (std::size_t start = 0; start < n; start += flush_interval) {
+        const std::size_t length = detail::smaller(flush_interval, n - start);
+        const auto r = reference.advanced(start);
+        const auto t = target.advanced(start);
+        if (options.features & kernel_feature::side_statistics) {
+            if constexpr (detail::fuses_side_statistics<Arch, T>) {
+                detail::moments_chunk<Arch, T, true>(r, t, length, moments);
+            } else {
+                detail::moments_chunk<Arch, T, false>(r, t, length, moments);
+                detail::side_chunk<Arch, T>(r, length, moments.reference);
+                detail::side_chunk<Arch, T>(t, length, moments.target);
+            }
+        } else {
+            detail::moments_chunk<Arch, T, false>(r, t, length, moments);
+        }
+        if (options.features & kernel_feature::closeness)
+            detail::closeness_chunk<Arch, T>(r, t, length, options, moments);
+    }
+    moments.count += std::int64_t(n);
+}
+
+template <class Arch, class T>
+void accumulate_pair_block(Arch arch, const T* reference, const T* target, std::size_t n,
+                           const kernel_options& options, pair_moments& moments) noexcept {
+    accumulate_pair(arch, detail::pointer_source<Arch, T>{reference}, detail::pointer_source<Arch, T>{target}, n,
+                    options, moments);
+}
+
+} // namespace numgap::kernels

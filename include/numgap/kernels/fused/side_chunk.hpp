@@ -1,0 +1,175 @@
+#pragma once
+// The per-side statistics of one chunk (side_moments.hpp) of the fused
+// kernel (fused_kernel.hpp), in two forms.
+//   side_chunk: on its own, two passes over a chunk that is in L1: counts of
+//     NaN / +-Inf, min and max of the finite values, and their mean and M2
+//     from sums shifted by the chunk's first finite value (accurate whatever
+//     mean / std). Narrow ISAs run it after the moments loop.
+//   add_fused_side: where fuses_side_statistics (AVX-512), the moments loop
+//     itself gathers each side's min, max and plain sum (its sum of squares
+//     is the moments' own), six more vector operations on fifteen instead of
+//     ~twenty more. A chunk is summarised from those when every value is
+//     finite (the sum of squares is finite) and mean^2 <= variance / 4
+//     (M2 = sum x^2 - (sum x)^2 / n cancels as the offset grows: there std
+//     stays within ~6e-8 relative, tests/kernels/fused_kernel.cpp). An offset
+//     chunk re-reads only its sums, shifted by the rounded mean (one pass of
+//     three operations, min and max are kept); a chunk holding a non-finite
+//     value, or whose shifted sums overflow, takes side_chunk.
+// Complexity: O(n) per chunk, no allocation. Throws: nothing.
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+
+#include <numgap/kernels/fused/side_moments.hpp>
+#include <numgap/kernels/source/scalar_math.hpp>
+#include <numgap/kernels/source/simd_lanes.hpp>
+
+namespace numgap::kernels::detail {
+
+// Per-side statistics of one chunk, on its own: two passes over data in L1.
+template <class Arch, class T, class Source>
+void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcept {
+    using ops = lanes<Arch, T>;
+    using batch = typename ops::batch;
+    constexpr std::size_t width = ops::width;
+    constexpr T largest = largest_finite<T>;
+    constexpr T infinity = std::numeric_limits<T>::infinity();
+    const batch zero = ops::splat(0), one = ops::splat(1);
+    batch minimum = ops::splat(infinity), maximum = ops::splat(-infinity);
+    batch finite_count = zero, nan_count = zero, positive_inf_count = zero;
+    // Shift by the chunk's first finite value so the sums are of small
+    // deviations; the exact mean and M2 follow from the two shifted sums.
+    // Each lane sums at most steps_per_flush deviations in T before they are
+    // added into float64: a chunk's 2048 elements on one chain would cost
+    // ~1e-6 relative in std on narrow vectors (NEON, scalar).
+    T shift = 0;
+    for (std::size_t i = 0; i < n; ++i)
+        if (magnitude(values.at(i)) <= largest) {
+            shift = values.at(i);
+            break;
+        }
+    const batch shift_batch = ops::splat(shift);
+    constexpr std::size_t steps_per_flush = 32;
+    double sum = 0, squares = 0;
+    std::size_t i = 0;
+    while (i + width <= n) {
+        batch shift_sum = zero, shift_squares = zero;
+        for (std::size_t step = 0; step < steps_per_flush && i + width <= n; ++step, i += width) {
+            const batch x = values.load(i);
+            const auto finite = ops::abs(x) <= ops::splat(largest);
+            minimum = ops::min(minimum, ops::select(finite, x, ops::splat(infinity)));
+            maximum = ops::max(maximum, ops::select(finite, x, ops::splat(-infinity)));
+            finite_count = finite_count + ops::select(finite, one, zero);
+            nan_count = nan_count + ops::select(ops::is_nan(x), one, zero);
+            positive_inf_count = positive_inf_count + ops::select(x == ops::splat(infinity), one, zero);
+            const batch deviation = ops::select(finite, x - shift_batch, zero);
+            shift_sum = shift_sum + deviation;
+            shift_squares = ops::fma(deviation, deviation, shift_squares);
+        }
+        sum += ops::sum(shift_sum);
+        squares += ops::sum(shift_squares);
+    }
+    double chunk_min = double(ops::minimum(minimum)), chunk_max = double(ops::maximum(maximum));
+    // Counts per lane stay below 2^24, so float lanes hold them exactly.
+    auto chunk_finite = std::int64_t(ops::sum(finite_count));
+    auto chunk_nan = std::int64_t(ops::sum(nan_count));
+    auto chunk_positive_inf = std::int64_t(ops::sum(positive_inf_count));
+    // The scalar path has no tail (width 1); skipping it spares GCC a bogus
+    // -Waggressive-loop-optimizations on the dead loop.
+    if constexpr (width > 1) for (; i < n; ++i) {
+        const T x = values.at(i);
+        if (magnitude(x) <= largest) {
+            chunk_min = smaller(chunk_min, double(x));
+            chunk_max = larger(chunk_max, double(x));
+            ++chunk_finite;
+            const double deviation = double(T(x - shift));
+            sum += deviation;
+            squares += deviation * deviation;
+        } else if (is_nan(x)) {
+            ++chunk_nan;
+        } else if (x > 0) {
+            ++chunk_positive_inf;
+        }
+    }
+    if (!(magnitude(sum) <= double(largest) && squares <= double(largest))) {
+        sum = 0;
+        squares = 0;
+        for (std::size_t j = 0; j < n; ++j)
+            if (magnitude(values.at(j)) <= largest) {
+                const double deviation = double(values.at(j)) - double(shift);
+                sum += deviation;
+                squares += deviation * deviation;
+            }
+    }
+    side.nan_count += chunk_nan;
+    side.positive_inf_count += chunk_positive_inf;
+    side.negative_inf_count += std::int64_t(n) - chunk_finite - chunk_nan - chunk_positive_inf;
+    side.min = smaller(side.min, chunk_min);
+    side.max = larger(side.max, chunk_max);
+    if (chunk_finite > 0) {
+        const double mean_offset = sum / double(chunk_finite);
+        const double m2 = larger(0.0, squares - sum * mean_offset);
+        add_finite(side, chunk_finite, double(shift) + mean_offset, m2);
+    }
+}
+
+// Whether the moments loop gathers the side sums. Six more live vectors:
+// only 32-register ISAs with wide vectors hold them without spilling.
+template <class Arch, class T>
+inline constexpr bool fuses_side_statistics = lanes<Arch, T>::accumulator_sets == 4 && lanes<Arch, T>::width >= 8;
+
+// What the moments loop gathered for one side of a chunk.
+struct fused_side_sums {
+    double sum, sum_squares, min, max;
+};
+
+// Sum and sum of squares of values - shift over a chunk of finite values,
+// each lane's float chain flushed into float64 every 32 steps.
+template <class Arch, class T, class Source>
+void shifted_sums(const Source& values, std::size_t n, T shift, double& sum, double& squares) noexcept {
+    using ops = lanes<Arch, T>;
+    using batch = typename ops::batch;
+    constexpr std::size_t width = ops::width;
+    const batch shift_batch = ops::splat(shift);
+    std::size_t i = 0;
+    while (i + width <= n) {
+        batch shifted_sum = ops::splat(0), shifted_squares = ops::splat(0);
+        for (std::size_t step = 0; step < 32 && i + width <= n; ++step, i += width) {
+            const batch deviation = values.load(i) - shift_batch;
+            shifted_sum = shifted_sum + deviation;
+            shifted_squares = ops::fma(deviation, deviation, shifted_squares);
+        }
+        sum += ops::sum(shifted_sum);
+        squares += ops::sum(shifted_squares);
+    }
+    if constexpr (width > 1)
+        for (; i < n; ++i) {
+            const double deviation = double(T(values.at(i) - shift));
+            sum += deviation;
+            squares += deviation * deviation;
+        }
+}
+
+template <class Arch, class T, class Source>
+void add_fused_side(const Source& values, std::size_t n, const fused_side_sums& sums, side_moments& side) noexcept {
+    constexpr double largest = double(largest_finite<T>);
+    if (n == 0) return;
+    if (!(sums.sum_squares <= largest)) return side_chunk<Arch, T>(values, n, side);
+    const double count = double(n);
+    double mean = sums.sum / count;
+    double m2 = sums.sum_squares - sums.sum * mean;
+    if (!(5.0 * m2 >= 4.0 * sums.sum_squares)) {
+        const T shift = T(mean);
+        double sum = 0, squares = 0;
+        shifted_sums<Arch, T>(values, n, shift, sum, squares);
+        if (!(magnitude(sum) <= largest && squares <= largest)) return side_chunk<Arch, T>(values, n, side);
+        const double mean_offset = sum / count;
+        mean = double(shift) + mean_offset;
+        m2 = larger(0.0, squares - sum * mean_offset);
+    }
+    side.min = smaller(side.min, sums.min);
+    side.max = larger(side.max, sums.max);
+    add_finite(side, std::int64_t(n), mean, m2);
+}
+
+} // namespace numgap::kernels::detail

@@ -1,0 +1,60 @@
+#pragma once
+// side_moments: the per-side statistics accumulator (one tensor of a pair):
+// counts of finite values, NaN, +Inf and -Inf, and min, max, mean and the sum
+// of squared deviations (M2) of the finite values.
+// Why M2 and not a sum of squares: sum-of-squares variance cancels
+// catastrophically when |mean| >> std; chunks are merged with Chan et al.'s
+// pairwise update, which stays accurate. Complexity: O(1) merge. Throws: nothing.
+#include <cstdint>
+#include <limits>
+
+#include <numgap/core/isa_namespace.hpp>
+
+namespace numgap::kernels {
+
+struct side_moments {
+    std::int64_t finite_count = 0;
+    std::int64_t nan_count = 0;
+    std::int64_t positive_inf_count = 0;
+    std::int64_t negative_inf_count = 0;
+    double min = std::numeric_limits<double>::infinity();
+    double max = -std::numeric_limits<double>::infinity();
+    double mean = 0.0;
+    double m2 = 0.0;
+
+    // Adds a chunk summarised as (count, mean, M2) of its finite values.
+    void add_finite(std::int64_t count, double chunk_mean, double chunk_m2) noexcept;
+
+    void merge(const side_moments& other) noexcept;
+};
+
+namespace detail {
+// The chunk merge itself, per instruction set (core/isa_namespace.hpp): the
+// fused kernel calls it from the dispatch units, baseline code through the
+// member functions.
+inline namespace NUMGAP_ISA_NAMESPACE {
+inline void add_finite(side_moments& side, std::int64_t count, double chunk_mean, double chunk_m2) noexcept {
+    if (count == 0) return;
+    const double total = double(side.finite_count + count);
+    const double delta = chunk_mean - side.mean;
+    side.mean += delta * (double(count) / total);
+    side.m2 += chunk_m2 + delta * delta * (double(side.finite_count) * double(count) / total);
+    side.finite_count += count;
+}
+} // namespace NUMGAP_ISA_NAMESPACE
+} // namespace detail
+
+inline void side_moments::add_finite(std::int64_t count, double chunk_mean, double chunk_m2) noexcept {
+    detail::add_finite(*this, count, chunk_mean, chunk_m2);
+}
+
+inline void side_moments::merge(const side_moments& other) noexcept {
+    nan_count += other.nan_count;
+    positive_inf_count += other.positive_inf_count;
+    negative_inf_count += other.negative_inf_count;
+    min = other.min < min ? other.min : min;
+    max = other.max > max ? other.max : max;
+    detail::add_finite(*this, other.finite_count, other.mean, other.m2);
+}
+
+} // namespace numgap::kernels

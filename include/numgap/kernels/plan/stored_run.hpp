@@ -1,0 +1,62 @@
+#pragma once
+// stored_run: one side of a contiguous stretch of a pair, as it lies in
+// memory: the address of its first element, its dtype and, for integer data,
+// the affine parameters of the stretch (per-tensor, or one channel's). The
+// fused kernel's run_f32 entry (kernel_table.hpp) reads two such runs and
+// widens narrow types in registers: float16, bfloat16, and 8/16-bit integers
+// dequantized as scale * float(q - zero_point), never through a float copy.
+//
+// widens_in_registers(type, zero_point) says which stored forms run_f32
+// accepts: float32 itself, the 16-bit floats, and 8/16-bit integers whose
+// zero point lies within +-2^24 (so q - zero_point is exact in int32 and
+// exactly representable in float32, and the result is the same rounding, bit
+// for bit, as every other dequantization path in numgap). Raw integers are
+// scale 1, zero point 0 (1.0f * float(q) is float(q)). int32, bool and
+// float64 data and extreme zero points take the converting block path.
+// Complexity: O(1). Throws: nothing.
+#include <cstdint>
+
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/isa_namespace.hpp>
+#include <numgap/kernels/constants.hpp>
+
+namespace numgap::kernels {
+
+struct stored_run {
+    const void* data = nullptr;
+    dtype type = dtype::float32;
+    float scale = 1.0f;          // integer types only
+    std::int32_t zero_point = 0; // integer types only
+};
+
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
+
+constexpr bool widens_in_registers(dtype type, std::int64_t zero_point = 0) noexcept {
+    switch (type) {
+    case dtype::float32:
+    case dtype::float16:
+    case dtype::bfloat16: return true;
+    case dtype::int8:
+    case dtype::uint8:
+    case dtype::int16:
+    case dtype::uint16: return zero_point >= -exact_float_integer_limit && zero_point <= exact_float_integer_limit;
+    default: return false;
+    }
+}
+
+// run_f32 reads pairs where at least one side is float32 (the reference of
+// every real comparison); two narrow sides take the block path.
+constexpr bool run_pair_supported(dtype reference, dtype target) noexcept {
+    return (reference == dtype::float32 || target == dtype::float32) && widens_in_registers(reference) &&
+           widens_in_registers(target);
+}
+
+// True for the dtypes kernel_table::widen_f32 accepts: the narrow types
+// run_f32 widens in registers (any zero point: widen_f32 handles extreme ones).
+constexpr bool widens_to_f32(dtype type) noexcept {
+    return type != dtype::float32 && widens_in_registers(type);
+}
+
+} // namespace NUMGAP_ISA_NAMESPACE
+
+} // namespace numgap::kernels

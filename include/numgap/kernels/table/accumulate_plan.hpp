@@ -1,0 +1,42 @@
+#pragma once
+// accumulate_plan: the fused pass over positions [begin, end) of a pair_plan
+// with one architecture's kernels: straight from memory through
+// kernel_table::run_f32 when runs_in_registers(plan) (narrow types widened and
+// dequantized in registers), else through for_each_block and
+// block_f32 / block_f64 (converted, gathered or transposed L1 blocks).
+// evaluate() uses it whenever no user reduction metric needs float blocks; the
+// benchmarks time exactly this function.
+// Precondition: validate_pair() accepted the views behind the plan; the
+// plan's widen_f32 / transpose_f32 are the caller's choice (usually the same
+// table's). Complexity: O(end - begin), no allocation. Throws: nothing.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
+#include <numgap/kernels/plan/for_each_block.hpp>
+#include <numgap/kernels/plan/for_each_run.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/table/kernel_table.hpp>
+
+namespace numgap::kernels {
+
+inline void accumulate_plan(const pair_plan& plan, std::int64_t begin, std::int64_t end, const kernel_table& table,
+                            const kernel_options& options, pair_moments& moments) noexcept {
+    if (plan.wide) {
+        for_each_block<double>(plan, begin, end, [&](std::span<const double> r, std::span<const double> t) {
+            table.block_f64(r.data(), t.data(), r.size(), options, moments);
+        });
+    } else if (table.run_f32 != nullptr && runs_in_registers(plan)) {
+        for_each_run(plan, begin, end, [&](const stored_run& r, const stored_run& t, std::size_t n) {
+            table.run_f32(r, t, n, options, moments);
+        });
+    } else {
+        for_each_block<float>(plan, begin, end, [&](std::span<const float> r, std::span<const float> t) {
+            table.block_f32(r.data(), t.data(), r.size(), options, moments);
+        });
+    }
+}
+
+} // namespace numgap::kernels

@@ -1,0 +1,196 @@
+#pragma once
+// kernel_table: the fused kernel's entry points for one architecture, as plain
+// function pointers, so the evaluation layer can pick an architecture at run
+// time and tests can run every available one side by side.
+// make_kernel_table<Arch>() instantiates them for Arch in the calling
+// translation unit (which must be compiled with Arch's flags).
+// block_f32 / block_f64 read two float arrays; run_f32 reads two stored runs
+// (stored_run.hpp) straight from memory, widening float16, bfloat16 and
+// (de)quantized 8/16-bit integers in registers; precondition:
+// run_pair_supported(reference.type, target.type) and both zero points
+// within widens_in_registers' range.
+// widen_f32 converts a contiguous run of float16 / bfloat16 / 8- and 16-bit
+// integers (optionally dequantized per tensor) to float32 for the block path,
+// with run_f32's in-register widening (kernel_source.hpp), except float16,
+// whose vectors holding a NaN take the portable conversion so NaN payloads
+// stay bit-identical (vcvtph2ps would quiet a signalling NaN; user reduction
+// metrics see these blocks).
+// transpose_f32 is transpose_tile (transposed layouts, pair_plan.hpp) and
+// read_two_streams the bandwidth ceiling of the benchmarks, both per arch.
+// Complexity: O(1). Throws: nothing.
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <numgap/core/config.hpp>
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/half.hpp>
+
+#include <numgap/kernels/entry_points.hpp>
+#include <numgap/kernels/fused/fused_kernel.hpp>
+#include <numgap/kernels/fused/kernel_options.hpp>
+#include <numgap/kernels/fused/pair_moments.hpp>
+#include <numgap/kernels/plan/stored_run.hpp>
+#include <numgap/kernels/source/kernel_source.hpp>
+#include <numgap/kernels/source/read_two_streams.hpp>
+#include <numgap/kernels/source/transpose_tile.hpp>
+
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace numgap::kernels {
+
+struct kernel_table {
+    const char* arch_name = "none";
+    block_function<float>* block_f32 = nullptr;
+    block_function<double>* block_f64 = nullptr;
+    run_f32_function* run_f32 = nullptr;
+    widen_f32_function* widen_f32 = nullptr;
+    transpose_f32_function* transpose_f32 = nullptr;
+    read_two_streams_function* read_two_streams = nullptr;
+};
+
+namespace detail {
+template <class Arch, class T>
+void block_entry(const T* reference, const T* target, std::size_t n, const kernel_options& options,
+                 pair_moments& moments) noexcept {
+    accumulate_pair_block(Arch{}, reference, target, n, options, moments);
+}
+// Calls visit(source) with the kernel source reading `run` as float32.
+template <class Arch, class Visit>
+void visit_stored_run(const stored_run& run, Visit&& visit) noexcept {
+    auto widening = [&](auto stored) {
+        using Stored = decltype(stored);
+        visit(widening_source<Arch, Stored>{static_cast<const Stored*>(run.data), run.scale, run.zero_point});
+    };
+    switch (run.type) {
+    case dtype::float32: return visit(pointer_source<Arch, float>{static_cast<const float*>(run.data)});
+    case dtype::float16: return widening(float16{});
+    case dtype::bfloat16: return widening(bfloat16{});
+    case dtype::int8: return widening(std::int8_t{});
+    case dtype::uint8: return widening(std::uint8_t{});
+    case dtype::int16: return widening(std::int16_t{});
+    case dtype::uint16: return widening(std::uint16_t{});
+    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats and 8/16-bit integers only");
+    }
+}
+
+template <class Arch>
+void run_entry(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options& options,
+               pair_moments& moments) noexcept {
+    NUMGAP_ASSERT(run_pair_supported(reference.type, target.type));
+    // One side is float32: visiting only the other keeps 13 instantiations
+    // per architecture instead of 49.
+    if (reference.type == dtype::float32) {
+        const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
+        visit_stored_run<Arch>(target, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
+    } else {
+        const pointer_source<Arch, float> t{static_cast<const float*>(target.data)};
+        visit_stored_run<Arch>(reference, [&](const auto& r) { accumulate_pair(Arch{}, r, t, n, options, moments); });
+    }
+}
+
+// Hardware float16 conversion of whole vectors; returns how many elements it
+// converted (a multiple of the vector width; the caller converts the rest).
+template <class Arch>
+std::size_t widen_float16_hardware([[maybe_unused]] const float16* source, [[maybe_unused]] std::size_t n,
+                                   [[maybe_unused]] float* out) noexcept {
+    [[maybe_unused]] auto portable = [&](std::size_t from, std::size_t count) {
+        for (std::size_t k = from; k < from + count; ++k) out[k] = to_float(source[k]);
+    };
+#if defined(__AVX512F__)
+    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
+        const __m256i magnitude_mask = _mm256_set1_epi16(0x7fff), infinity = _mm256_set1_epi16(0x7c00);
+        std::size_t i = 0;
+        for (; i + 16 <= n; i += 16) {
+            const __m256i halves = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(source + i));
+            // Magnitudes stay below 0x8000, so the signed compare is exact.
+            const __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(halves, magnitude_mask), infinity);
+            if (_mm256_testz_si256(nan, nan))
+                _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), halves)); // maskz: see simd_lanes.hpp
+            else
+                portable(i, 16); // vcvtph2ps would set the quiet bit of a signalling NaN
+        }
+        return i;
+    }
+#endif
+#if defined(__F16C__) && defined(__AVX__)
+    if constexpr (std::is_base_of_v<xsimd::avx, Arch>) {
+        const __m128i magnitude_mask = _mm_set1_epi16(0x7fff), infinity = _mm_set1_epi16(0x7c00);
+        std::size_t i = 0;
+        for (; i + 8 <= n; i += 8) {
+            const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + i));
+            const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(halves, magnitude_mask), infinity);
+            if (_mm_movemask_epi8(nan) == 0)
+                _mm256_storeu_ps(out + i, _mm256_cvtph_ps(halves));
+            else
+                portable(i, 8);
+        }
+        return i;
+    }
+#endif
+    return 0;
+}
+
+template <class Arch, class Source>
+void widen_typed(const Source* source, std::size_t n, bool quantized, float scale, std::int32_t zero_point,
+                 float* out) noexcept {
+    std::size_t i = 0;
+    if constexpr (std::is_same_v<Source, float16>) {
+        i = widen_float16_hardware<Arch>(source, n, out);
+        for (; i < n; ++i) out[i] = to_float(source[i]);
+    } else {
+        if (!quantized) {
+            scale = 1.0f;
+            zero_point = 0;
+        }
+        if (std::is_same_v<Source, bfloat16> || widens_in_registers(dtype_of<Source>::value, zero_point)) {
+            // The same widening the fused kernel does in registers.
+            const widening_source<Arch, Source> widened{source, scale, zero_point};
+            if constexpr (lanes<Arch, float>::width > 1)
+                for (; i + lanes<Arch, float>::width <= n; i += lanes<Arch, float>::width)
+                    widened.load(i).store_unaligned(out + i);
+            for (; i < n; ++i) out[i] = widened.at(i);
+        } else {
+            // q - zero_point beyond 2^24 (extreme zero points): double holds
+            // it exactly, so float() rounds once.
+            if constexpr (std::is_integral_v<Source>)
+                for (; i < n; ++i) out[i] = scale * float(double(source[i]) - double(zero_point));
+        }
+    }
+}
+
+// Arch only selects the translation unit (and hence the instruction set).
+template <class Arch>
+void widen_entry(const void* source, dtype type, std::size_t n, bool quantized, float scale,
+                 std::int32_t zero_point, float* out) noexcept {
+    switch (type) {
+    case dtype::float16: return widen_typed<Arch>(static_cast<const float16*>(source), n, quantized, scale, zero_point, out);
+    case dtype::bfloat16: return widen_typed<Arch>(static_cast<const bfloat16*>(source), n, quantized, scale, zero_point, out);
+    case dtype::int8: return widen_typed<Arch>(static_cast<const std::int8_t*>(source), n, quantized, scale, zero_point, out);
+    case dtype::uint8: return widen_typed<Arch>(static_cast<const std::uint8_t*>(source), n, quantized, scale, zero_point, out);
+    case dtype::int16: return widen_typed<Arch>(static_cast<const std::int16_t*>(source), n, quantized, scale, zero_point, out);
+    case dtype::uint16: return widen_typed<Arch>(static_cast<const std::uint16_t*>(source), n, quantized, scale, zero_point, out);
+    default: NUMGAP_ASSERT(false && "widen_f32 handles 16-bit floats and 8/16-bit integers only");
+    }
+}
+template <class Arch>
+void transpose_entry(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols, float* out,
+                     std::int64_t out_stride) noexcept {
+    transpose_tile(Arch{}, in, in_stride, rows, cols, out, out_stride);
+}
+template <class Arch>
+std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, const void* second,
+                                 std::size_t second_bytes) noexcept {
+    return read_two_streams(Arch{}, first, first_bytes, second, second_bytes);
+}
+} // namespace detail
+
+template <class Arch>
+kernel_table make_kernel_table() noexcept {
+    return {Arch::name(), &detail::block_entry<Arch, float>, &detail::block_entry<Arch, double>,
+            &detail::run_entry<Arch>, &detail::widen_entry<Arch>, &detail::transpose_entry<Arch>, &detail::read_streams_entry<Arch>};
+}
+
+} // namespace numgap::kernels

@@ -1,0 +1,303 @@
+// Pins the in-register widening path (numgap/kernels/plan/stored_run.hpp,
+// kernel_source.hpp, for_each_run.hpp, kernel_table::run_f32): reading
+// float16 / bfloat16 / (de)quantized 8- and 16-bit integers straight from
+// memory gives exactly what the fused kernel gives on the same values
+// converted to float32 first, on every kernel this CPU can run, at every
+// length around the vector widths and chunk size, in both orientations; and
+// which plans take this path.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <numgap/kernels/table/accumulate_plan.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/plan/for_each_run.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
+
+namespace {
+
+using numgap::dtype;
+using numgap::kernels::pair_moments;
+using numgap::kernels::side_moments;
+using numgap::kernels::stored_run;
+
+bool same(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+void check_same_side(const side_moments& got, const side_moments& want) {
+    CHECK(got.finite_count == want.finite_count);
+    CHECK(got.nan_count == want.nan_count);
+    CHECK(got.positive_inf_count == want.positive_inf_count);
+    CHECK(got.negative_inf_count == want.negative_inf_count);
+    CHECK(same(got.min, want.min));
+    CHECK(same(got.max, want.max));
+    CHECK(same(got.mean, want.mean));
+    CHECK(same(got.m2, want.m2));
+}
+
+void check_same(const pair_moments& got, const pair_moments& want) {
+    CHECK(got.count == want.count);
+    CHECK(same(got.sum_squared_diff, want.sum_squared_diff));
+    CHECK(same(got.sum_abs_diff, want.sum_abs_diff));
+    CHECK(same(got.max_abs_diff, want.max_abs_diff));
+    CHECK(same(got.sum_squared_reference, want.sum_squared_reference));
+    CHECK(same(got.sum_squared_target, want.sum_squared_target));
+    CHECK(same(got.sum_diff_times_sum, want.sum_diff_times_sum));
+    CHECK(same(got.max_abs_reference, want.max_abs_reference));
+    CHECK(same(got.max_relative_diff, want.max_relative_diff));
+    CHECK(got.not_close_count == want.not_close_count);
+    check_same_side(got.reference, want.reference);
+    check_same_side(got.target, want.target);
+}
+
+// Narrow data of one dtype and its float32 values, computed here (not by
+// the library): raw bits for the 16-bit floats, scale * float(q - zp) for
+// integers.
+struct narrow_data {
+    dtype type;
+    std::vector<unsigned char> bytes;
+    std::vector<float> values;
+    float scale = 1.0f;
+    std::int32_t zero_point = 0;
+};
+
+template <class Stored>
+narrow_data make_integers(dtype type, std::size_t n, float scale, std::int32_t zero_point, unsigned seed) {
+    std::mt19937 generator(seed);
+    std::uniform_int_distribution<std::int64_t> any(std::numeric_limits<Stored>::min(), std::numeric_limits<Stored>::max());
+    narrow_data d{type, std::vector<unsigned char>(n * sizeof(Stored)), std::vector<float>(n), scale, zero_point};
+    for (std::size_t i = 0; i < n; ++i) {
+        // Both extremes appear, so sign and zero extension are both pinned.
+        const Stored q = i % 17 == 3 ? std::numeric_limits<Stored>::min()
+                         : i % 17 == 5 ? std::numeric_limits<Stored>::max()
+                                       : Stored(any(generator));
+        std::memcpy(d.bytes.data() + i * sizeof(Stored), &q, sizeof q);
+        d.values[i] = scale * float(std::int32_t(q) - zero_point);
+    }
+    return d;
+}
+
+float half_bits_to_float(std::uint16_t bits) {
+    // Independent of numgap::to_float: decode binary16 by its definition.
+    const int sign = bits >> 15, exponent = (bits >> 10) & 0x1f, mantissa = bits & 0x3ff;
+    float magnitude;
+    if (exponent == 0) magnitude = std::ldexp(float(mantissa), -24);
+    else if (exponent == 31) magnitude = mantissa ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+    else magnitude = std::ldexp(float(1024 + mantissa), exponent - 25);
+    return sign ? -magnitude : magnitude;
+}
+
+narrow_data make_halves(dtype type, std::size_t n, unsigned seed, bool specials) {
+    std::mt19937 generator(seed);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    narrow_data d{type, std::vector<unsigned char>(n * 2), std::vector<float>(n)};
+    for (std::size_t i = 0; i < n; ++i) {
+        std::uint16_t bits;
+        if (type == dtype::float16) {
+            bits = numgap::to_float16(normal(generator)).bits;
+            if (i % 23 == 7) bits = 0x0001; // smallest subnormal
+            d.values[i] = half_bits_to_float(bits);
+        } else {
+            std::uint32_t wide;
+            const float x = normal(generator);
+            std::memcpy(&wide, &x, 4);
+            bits = std::uint16_t(wide >> 16);
+            const std::uint32_t back = std::uint32_t(bits) << 16;
+            std::memcpy(&d.values[i], &back, 4);
+        }
+        std::memcpy(d.bytes.data() + 2 * i, &bits, 2);
+    }
+    if (specials && n > 40) {
+        const std::uint16_t inf = type == dtype::float16 ? 0x7c00 : 0x7f80, nan = type == dtype::float16 ? 0x7e00 : 0x7fc0;
+        const std::size_t inf_at = n / 3, nan_at = n - 5;
+        std::memcpy(d.bytes.data() + 2 * inf_at, &inf, 2);
+        d.values[inf_at] = std::numeric_limits<float>::infinity();
+        std::memcpy(d.bytes.data() + 2 * nan_at, &nan, 2);
+        d.values[nan_at] = std::numeric_limits<float>::quiet_NaN();
+    }
+    return d;
+}
+
+std::vector<narrow_data> every_narrow_type(std::size_t n, bool specials) {
+    std::vector<narrow_data> all;
+    all.push_back(make_halves(dtype::float16, n, 1, specials));
+    all.push_back(make_halves(dtype::bfloat16, n, 2, specials));
+    all.push_back(make_integers<std::uint8_t>(dtype::uint8, n, 0.02f, 128, 3));
+    all.push_back(make_integers<std::int8_t>(dtype::int8, n, 0.05f, -3, 4));
+    all.push_back(make_integers<std::int16_t>(dtype::int16, n, 1e-3f, 17, 5));
+    all.push_back(make_integers<std::uint16_t>(dtype::uint16, n, 3e-4f, 32768, 6));
+    all.push_back(make_integers<std::uint8_t>(dtype::uint8, n, 1.0f, 0, 7)); // raw integers
+    // Zero points at the edge of the exact range.
+    all.push_back(make_integers<std::int16_t>(dtype::int16, n, 0.5f, 1 << 24, 8));
+    all.push_back(make_integers<std::uint8_t>(dtype::uint8, n, 0.25f, -(1 << 24), 9));
+    return all;
+}
+
+std::vector<float> reference_values(std::size_t n, unsigned seed) {
+    std::mt19937 generator(seed);
+    std::normal_distribution<float> normal(0.0f, 2.0f);
+    std::vector<float> r(n);
+    for (auto& x : r) x = normal(generator);
+    return r;
+}
+
+} // namespace
+
+TEST_CASE("run_f32 equals block_f32 on the converted values, bit for bit, every arch, dtype, length and orientation") {
+    const std::size_t lengths[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049, 4100};
+    const unsigned all_features = numgap::kernels::kernel_feature::side_statistics | numgap::kernels::kernel_feature::closeness;
+    const std::size_t longest = 4100;
+    const auto narrow = every_narrow_type(longest, true);
+    const auto reference = reference_values(longest, 10);
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        CAPTURE(std::string(table.arch_name));
+        REQUIRE(bool(table.run_f32));
+        for (const auto& d : narrow) {
+            CAPTURE(std::string(numgap::name_of(d.type)));
+            CAPTURE(d.zero_point);
+            for (const std::size_t n : lengths) {
+                CAPTURE(n);
+                for (const unsigned features : {0u, all_features}) {
+                    const numgap::kernels::kernel_options options{features, 1e-3, 1e-2};
+                    const stored_run f32{reference.data(), dtype::float32};
+                    const stored_run narrow_run{d.bytes.data(), d.type, d.scale, d.zero_point};
+                    pair_moments got, want;
+                    table.run_f32(f32, narrow_run, n, options, got);
+                    table.block_f32(reference.data(), d.values.data(), n, options, want);
+                    check_same(got, want);
+                    pair_moments got_swapped, want_swapped;
+                    table.run_f32(narrow_run, f32, n, options, got_swapped);
+                    table.block_f32(d.values.data(), reference.data(), n, options, want_swapped);
+                    check_same(got_swapped, want_swapped);
+                }
+            }
+        }
+        // float32 against float32 through run_f32 is the zero-copy block path.
+        pair_moments got, want;
+        const auto other = reference_values(longest, 11);
+        table.run_f32({reference.data(), dtype::float32}, {other.data(), dtype::float32}, longest, {}, got);
+        table.block_f32(reference.data(), other.data(), longest, {}, want);
+        check_same(got, want);
+    }
+}
+
+TEST_CASE("runs_in_registers: contiguous narrow data and per-channel outer axes read in place; other layouts take blocks") {
+    const std::size_t channels = 3, spatial = 300;
+    std::vector<float> r(channels * spatial, 1.0f);
+    std::vector<std::uint8_t> q(r.size(), 7);
+    std::vector<std::int32_t> ints(r.size(), 7);
+    std::vector<double> wide(r.size(), 1.0);
+    const std::int64_t shape[] = {std::int64_t(channels), std::int64_t(spatial)};
+    const numgap::tensor_view rv(r.data(), std::span<const std::int64_t>(shape));
+    auto in_registers = [&](const numgap::tensor_view& target) {
+        numgap::validate_pair(rv, target);
+        return numgap::kernels::runs_in_registers(numgap::kernels::make_pair_plan(rv, target));
+    };
+    numgap::tensor_view per_tensor(q.data(), std::span<const std::int64_t>(shape));
+    per_tensor.with_quantization(numgap::quantization::per_tensor(0.1f, 3));
+    CHECK(in_registers(per_tensor));
+
+    const float scales[] = {0.1f, 0.2f, 0.3f};
+    const std::int32_t zero_points[] = {1, 2, 3};
+    numgap::tensor_view per_channel_outer(q.data(), std::span<const std::int64_t>(shape));
+    per_channel_outer.with_quantization(numgap::quantization::along(0, scales, zero_points));
+    CHECK(in_registers(per_channel_outer));
+
+    std::vector<float> inner_scales(spatial, 0.1f);
+    numgap::tensor_view per_channel_inner(q.data(), std::span<const std::int64_t>(shape));
+    per_channel_inner.with_quantization(numgap::quantization::along(1, inner_scales));
+    CHECK_FALSE(in_registers(per_channel_inner));
+
+    const std::int32_t extreme[] = {1, std::numeric_limits<std::int32_t>::min(), 3};
+    numgap::tensor_view extreme_zero_point(q.data(), std::span<const std::int64_t>(shape));
+    extreme_zero_point.with_quantization(numgap::quantization::along(0, scales, extreme));
+    CHECK_FALSE(in_registers(extreme_zero_point));
+
+    CHECK_FALSE(in_registers(numgap::tensor_view(ints.data(), std::span<const std::int64_t>(shape))));
+    CHECK_FALSE(in_registers(numgap::tensor_view(wide.data(), std::span<const std::int64_t>(shape))));
+
+    // A transposed target (stored [spatial, channels]) is not unit-stride along the rows.
+    const std::int64_t stored_shape[] = {std::int64_t(spatial), std::int64_t(channels)};
+    numgap::tensor_view transposed(q.data(), std::span<const std::int64_t>(stored_shape));
+    transposed.with_axis_order({1, 0});
+    CHECK_FALSE(in_registers(transposed));
+
+    // Rows shorter than shortest_run are gathered into blocks instead.
+    const std::int64_t short_rows[] = {std::int64_t(r.size() / 100), 100};
+    const numgap::tensor_view short_reference(r.data(), std::span<const std::int64_t>(short_rows));
+    numgap::tensor_view short_target(q.data(), std::span<const std::int64_t>(short_rows));
+    const float short_scales[] = {0.5f, 0.25f, 0.125f, 1.0f, 2.0f, 4.0f, 8.0f, 16.0f, 32.0f};
+    short_target.with_quantization(numgap::quantization::along(0, short_scales));
+    numgap::validate_pair(short_reference, short_target);
+    CHECK_FALSE(numgap::kernels::runs_in_registers(numgap::kernels::make_pair_plan(short_reference, short_target)));
+}
+
+TEST_CASE("for_each_run covers any range once, row by row, with each row's channel parameters") {
+    // Reference: a [4, 3, 300] slice of a [4, 3, 310] buffer (outer strides
+    // do not coalesce); target: int8 per-channel along axis 1.
+    const std::int64_t outer = 4, channels = 3, inner = 300, padded = 310;
+    std::vector<float> buffer(std::size_t(outer * channels * padded));
+    for (std::size_t i = 0; i < buffer.size(); ++i) buffer[i] = float(i);
+    const std::int64_t shape[] = {outer, channels, inner};
+    const std::int64_t strides[] = {channels * padded, padded, 1};
+    const numgap::tensor_view rv(buffer.data(), numgap::dtype::float32, std::span<const std::int64_t>(shape),
+                                 std::span<const std::int64_t>(strides));
+    std::vector<std::int8_t> q(std::size_t(outer * channels * inner));
+    for (std::size_t i = 0; i < q.size(); ++i) q[i] = std::int8_t(i % 251 - 125);
+    const float scales[] = {0.5f, 0.25f, 2.0f};
+    const std::int32_t zero_points[] = {-1, 0, 9};
+    numgap::tensor_view tv(q.data(), std::span<const std::int64_t>(shape));
+    tv.with_quantization(numgap::quantization::along(1, scales, zero_points));
+    numgap::validate_pair(rv, tv);
+    const auto plan = numgap::kernels::make_pair_plan(rv, tv);
+    REQUIRE(numgap::kernels::runs_in_registers(plan));
+    for (const auto& range : {std::pair<std::int64_t, std::int64_t>{0, plan.count}, {1, 301}, {299, 1500}, {3599, 3600}}) {
+        const std::int64_t begin = range.first, end = range.second;
+        CAPTURE(begin);
+        CAPTURE(end);
+        std::int64_t position = begin;
+        numgap::kernels::for_each_run(plan, begin, end, [&](const stored_run& r, const stored_run& t, std::size_t n) {
+            const std::int64_t row = position / inner, column = position % inner;
+            const std::int64_t b = row / channels, c = row % channels;
+            CHECK(n <= std::size_t(inner - column)); // never crosses a row end
+            CHECK(r.type == numgap::dtype::float32);
+            CHECK(static_cast<const float*>(r.data) == buffer.data() + (b * channels + c) * padded + column);
+            CHECK(static_cast<const std::int8_t*>(t.data) == q.data() + position);
+            CHECK(t.scale == scales[c]);
+            CHECK(t.zero_point == zero_points[c]);
+            position += std::int64_t(n);
+        });
+        CHECK(position == end);
+    }
+}
+
+TEST_CASE("accumulate_plan reads in place and agrees with the converting block path") {
+    const std::int64_t shape[] = {3, 1000};
+    const auto reference = reference_values(3000, 12);
+    const numgap::tensor_view rv(reference.data(), std::span<const std::int64_t>(shape));
+    const auto narrow = every_narrow_type(3000, false);
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        CAPTURE(std::string(table.arch_name));
+        for (const auto& d : narrow) {
+            CAPTURE(std::string(numgap::name_of(d.type)));
+            numgap::tensor_view tv(d.bytes.data(), d.type, std::span<const std::int64_t>(shape));
+            if (d.type != dtype::float16 && d.type != dtype::bfloat16)
+                tv.with_quantization(numgap::quantization::per_tensor(d.scale, d.zero_point));
+            numgap::validate_pair(rv, tv);
+            const auto plan = numgap::kernels::make_pair_plan(rv, tv);
+            REQUIRE(numgap::kernels::runs_in_registers(plan));
+            pair_moments got, want;
+            numgap::kernels::accumulate_plan(plan, 0, plan.count, table, {}, got);
+            table.block_f32(reference.data(), d.values.data(), 3000, {}, want);
+            check_same(got, want);
+        }
+    }
+}

@@ -1,0 +1,74 @@
+// Pins kernel_table::widen_f32 (numgap/kernels/table/kernel_table.hpp): on every arch this
+// CPU runs, it converts bit-exactly like the portable conversions, for every
+// float16 / bfloat16 bit pattern and every 8- and 16-bit integer, with and
+// without per-tensor dequantization.
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <numgap/kernels/dispatch/dispatch.hpp>
+
+namespace {
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+} // namespace
+
+TEST_CASE("widen_f32 matches the portable conversions bit for bit on every available arch") {
+    const std::size_t n = 65536 + 3; // every 16-bit pattern plus a ragged tail
+    std::vector<std::uint16_t> bits(n);
+    for (std::size_t i = 0; i < n; ++i) bits[i] = std::uint16_t(i);
+    std::vector<float> want(n), got(n);
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        const std::string_view arch = table.arch_name;
+        CAPTURE(arch);
+        for (std::size_t i = 0; i < n; ++i) want[i] = numgap::to_float(numgap::float16{bits[i]});
+        table.widen_f32(bits.data(), numgap::dtype::float16, n, false, 1.0f, 0, got.data());
+        CHECK(same_bits(got, want)); // NaN payloads included
+        for (std::size_t i = 0; i < n; ++i) want[i] = numgap::to_float(numgap::bfloat16{bits[i]});
+        table.widen_f32(bits.data(), numgap::dtype::bfloat16, n, false, 1.0f, 0, got.data());
+        CHECK(same_bits(got, want));
+        for (std::size_t i = 0; i < n; ++i) want[i] = 0.37f * float(std::int32_t(std::int16_t(bits[i])) - 11);
+        table.widen_f32(bits.data(), numgap::dtype::int16, n, true, 0.37f, 11, got.data());
+        CHECK(same_bits(got, want));
+        for (std::size_t i = 0; i < n; ++i) want[i] = float(bits[i]);
+        table.widen_f32(bits.data(), numgap::dtype::uint16, n, false, 1.0f, 0, got.data());
+        CHECK(same_bits(got, want));
+        std::vector<std::uint8_t> bytes(259);
+        for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = std::uint8_t(i);
+        std::vector<float> want8(bytes.size()), got8(bytes.size());
+        for (std::size_t i = 0; i < bytes.size(); ++i) want8[i] = 0.02f * float(std::int32_t(bytes[i]) - 128);
+        table.widen_f32(bytes.data(), numgap::dtype::uint8, bytes.size(), true, 0.02f, 128, got8.data());
+        CHECK(same_bits(got8, want8));
+        for (std::size_t i = 0; i < bytes.size(); ++i) want8[i] = float(std::int8_t(bytes[i]));
+        table.widen_f32(bytes.data(), numgap::dtype::int8, bytes.size(), false, 1.0f, 0, got8.data());
+        CHECK(same_bits(got8, want8));
+    }
+}
+
+TEST_CASE("widen_f32 float16 keeps finite lanes exact when NaNs share their vector, on every available arch") {
+    // The hardware float16 conversion hands vectors that hold a NaN to the
+    // portable conversion; NaNs at offsets that are not a multiple of any
+    // vector width must not disturb their neighbours or the tail.
+    const std::size_t n = 1000;
+    std::vector<std::uint16_t> bits(n);
+    for (std::size_t i = 0; i < n; ++i)
+        bits[i] = i % 37 == 5 ? std::uint16_t(0x7c01u + i) : i % 53 == 7 ? std::uint16_t(0xfe00u) : std::uint16_t(0x3000u + 17 * i);
+    std::vector<float> want(n), got(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = numgap::to_float(numgap::float16{bits[i]});
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        const std::string_view arch = table.arch_name;
+        CAPTURE(arch);
+        for (const std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(7)}) {
+            CAPTURE(offset);
+            std::vector<float> expected(want.begin() + std::ptrdiff_t(offset), want.end());
+            std::vector<float> converted(n - offset);
+            table.widen_f32(bits.data() + offset, numgap::dtype::float16, n - offset, false, 1.0f, 0, converted.data());
+            CHECK(same_bits(converted, expected));
+        }
+    }
+}
