@@ -1,7 +1,12 @@
-# numgap_dispatch: a small internal static library holding the fused kernels
-# compiled once per architecture, so a portable build still runs AVX-512 code
-# on a CPU that has it. Header-only users do the same by compiling these files
-# themselves, or rely on their own -march flags instead.
+# numgap_dispatch (exported as numgap::dispatch): the fused kernels compiled
+# once per instruction set, so a portable build still runs AVX-512 code on a
+# CPU that has it. Linking it defines NUMGAP_RUNTIME_DISPATCH=1 for the user's
+# code (every translation unit of a program must agree on the mode,
+# kernels/dispatch/dispatch.hpp), so
+#     target_link_libraries(app PRIVATE numgap::dispatch)
+# is all a find_package or add_subdirectory user writes. Header-only users
+# may instead compile include/numgap/kernels/dispatch/*.cpp themselves with
+# the flags below, or rely on their own -march.
 set(numgap_dispatch_dir "${PROJECT_SOURCE_DIR}/include/numgap/kernels/dispatch")
 set(numgap_dispatch_sources)
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64|amd64")
@@ -16,10 +21,18 @@ endif()
 
 if(numgap_dispatch_sources)
     add_library(numgap_dispatch STATIC ${numgap_dispatch_sources})
-    target_link_libraries(numgap_dispatch PUBLIC numgap_program_options)
-    # Every translation unit of a program must agree on the mode (kernels/dispatch.hpp).
+    add_library(numgap::dispatch ALIAS numgap_dispatch)
+    set_target_properties(numgap_dispatch PROPERTIES EXPORT_NAME dispatch POSITION_INDEPENDENT_CODE ON)
+    target_link_libraries(numgap_dispatch PUBLIC numgap)
     target_compile_definitions(numgap_dispatch PUBLIC NUMGAP_RUNTIME_DISPATCH=1)
-    # Optimised even in Debug builds: inline library functions instantiated here
-    # with AVX-512 enabled must not be the copies the linker keeps for baseline code.
-    target_compile_options(numgap_dispatch PRIVATE -O3)
+    # numgap's own builds add their warnings and sanitizers; never exported.
+    if(TARGET numgap_program_options)
+        target_link_libraries(numgap_dispatch PRIVATE $<BUILD_INTERFACE:numgap_program_options>)
+    endif()
+    # Optimised even in Debug builds, so debug builds of programs using it
+    # still compare at full speed. Safety does not depend on it: the CTest
+    # dispatch_odr checks -O0 and -Og too (kernels/README.md).
+    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
+        target_compile_options(numgap_dispatch PRIVATE -O3)
+    endif()
 endif()

@@ -14,5 +14,11 @@ int main() {
                          numgap::metric_set::defaults());
     for (const numgap::metric_result& metric : result.metrics)
         std::printf("%s %.9g %s\n", metric.name.c_str(), metric.value, metric.passed ? "pass" : "fail");
+#if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH
+    // Linked with numgap::dispatch: the kernels were chosen for this CPU.
+    std::printf("kernels: %s (run-time dispatch)\n", numgap::kernels::active_kernels().arch_name);
+#else
+    std::printf("kernels: %s\n", numgap::kernels::active_kernels().arch_name);
+#endif
     return 0;
 }

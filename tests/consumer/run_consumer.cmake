@@ -13,7 +13,7 @@ function(run)
 endfunction()
 
 set(consumer_args -S "${NUMGAP_SOURCE_DIR}/tests/consumer" -B "${WORK_DIR}/build"
-    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release)
+    -DCMAKE_CXX_COMPILER=${CXX_COMPILER} -DCMAKE_BUILD_TYPE=Release -DNUMGAP_EXPECT_DISPATCH=${EXPECT_DISPATCH})
 if(MODE STREQUAL "find_package")
     run("${CMAKE_COMMAND}" --install "${NUMGAP_BINARY_DIR}" --prefix "${WORK_DIR}/prefix")
     run("${CMAKE_COMMAND}" ${consumer_args} "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix")
@@ -25,4 +25,8 @@ run("${WORK_DIR}/build/consumer")
 message(STATUS "consumer (${MODE}) printed:\n${last_output}")
 if(NOT last_output MATCHES "cosine")
     message(FATAL_ERROR "the consumer did not print its metrics")
+endif()
+# With numgap::dispatch the comparison ran through a dispatch unit's kernels.
+if(EXPECT_DISPATCH AND NOT last_output MATCHES "kernels: (sse2|fma3\\+avx2|avx512bw|neon64) \\(run-time dispatch\\)")
+    message(FATAL_ERROR "the consumer did not run the comparison through numgap::dispatch")
 endif()
