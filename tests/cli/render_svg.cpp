@@ -1,4 +1,4 @@
-// Pins down SVG rendering: a missing Graphviz program gives a clear error
+// Pins down the tool's SVG rendering (examples/numgap/render_svg.hpp): a missing Graphviz program gives a clear error
 // naming it, a failing dot run quotes its diagnostics, the time limit stops a
 // hung renderer, and (only where graphviz is installed) a real SVG is produced.
 #include <doctest/doctest.h>
@@ -11,12 +11,14 @@
 #include <string>
 
 #include <numgap/core/error.hpp>
-#include <numgap/io/json.hpp>
+#include <numgap/io/json/utf8.hpp>
 #include <numgap/report/analyze_report.hpp>
 #include <numgap/report/dot.hpp>
-#include <numgap/report/svg.hpp>
 
-#include "sample_report.hpp"
+#include "../../examples/numgap/render_svg.hpp"
+#include "../report/sample_report.hpp"
+
+TEST_SUITE("cli") {
 
 namespace {
 std::filesystem::path scratch(const std::string& name) {
@@ -30,9 +32,9 @@ std::filesystem::path scratch(const std::string& name) {
 TEST_CASE("svg: a Graphviz program that is not installed is reported as such") {
     const auto dot_file = scratch("a.dot");
     std::ofstream(dot_file) << "digraph { a -> b }\n";
-    numgap::svg_options options;
+    numgap_cli::svg_options options;
     options.dot_program = "numgap-no-such-dot-program";
-    CHECK_THROWS_WITH_AS(numgap::render_svg(dot_file, scratch("a.svg"), options),
+    CHECK_THROWS_WITH_AS(numgap_cli::render_svg(dot_file, scratch("a.svg"), options),
                          doctest::Contains("'numgap-no-such-dot-program' is not installed"),
                          numgap::error);
     std::filesystem::remove(dot_file);
@@ -41,9 +43,9 @@ TEST_CASE("svg: a Graphviz program that is not installed is reported as such") {
 TEST_CASE("svg: a renderer that exits with an error has its message quoted") {
     const auto dot_file = scratch("b.dot");
     std::ofstream(dot_file) << "x\n";
-    numgap::svg_options options;
+    numgap_cli::svg_options options;
     options.dot_program = "false"; // exits 1 with no output; proves the exit status is checked
-    CHECK_THROWS_WITH_AS(numgap::render_svg(dot_file, scratch("b.svg"), options),
+    CHECK_THROWS_WITH_AS(numgap_cli::render_svg(dot_file, scratch("b.svg"), options),
                          doctest::Contains("with 'false' failed"), numgap::error);
     CHECK_FALSE(std::filesystem::exists(scratch("b.svg.dot-stderr.txt")));
     std::filesystem::remove(dot_file);
@@ -56,11 +58,11 @@ TEST_CASE("svg: a renderer that hangs is killed after the time limit") {
     std::filesystem::permissions(fake, std::filesystem::perms::owner_all);
     const auto dot_file = scratch("c.dot");
     std::ofstream(dot_file) << "digraph {}\n";
-    numgap::svg_options options;
+    numgap_cli::svg_options options;
     options.dot_program = fake.string();
     options.time_limit = std::chrono::milliseconds(200);
     const auto start = std::chrono::steady_clock::now();
-    CHECK_THROWS_WITH_AS(numgap::render_svg(dot_file, scratch("c.svg"), options),
+    CHECK_THROWS_WITH_AS(numgap_cli::render_svg(dot_file, scratch("c.svg"), options),
                          doctest::Contains("did not finish within 0.2"), numgap::error);
     CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
     std::filesystem::remove(fake);
@@ -77,7 +79,7 @@ TEST_CASE("svg: Graphviz renders the report's DOT (skipped visibly without graph
     const auto dot_file = scratch("d.dot");
     const auto svg_file = scratch("d.svg");
     numgap::write_dot(report, dot_file);
-    numgap::render_svg(dot_file, svg_file);
+    numgap_cli::render_svg(dot_file, svg_file);
     std::ifstream svg(svg_file);
     const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
     CHECK(text.find("<svg") != std::string::npos);
@@ -128,7 +130,7 @@ TEST_CASE("svg: names holding every byte, markup and entities still give well-fo
     const auto dot_file = scratch("hostile.dot");
     const auto svg_file = scratch("hostile.svg");
     numgap::write_dot(report, dot_file);
-    numgap::render_svg(dot_file, svg_file); // throws if Graphviz rejects the DOT
+    numgap_cli::render_svg(dot_file, svg_file); // throws if Graphviz rejects the DOT
     std::ifstream svg(svg_file, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(svg)), std::istreambuf_iterator<char>());
     CHECK(text.find("</svg>") != std::string::npos);
@@ -159,9 +161,9 @@ TEST_CASE("svg: a renderer that crashes is reported with its signal, and leaves 
     std::ofstream(dot_file) << "digraph {}\n";
     const auto svg_file = scratch("e.svg");
     std::ofstream(svg_file) << "previous svg";
-    numgap::svg_options options;
+    numgap_cli::svg_options options;
     options.dot_program = fake.string();
-    CHECK_THROWS_WITH_AS(numgap::render_svg(dot_file, svg_file, options),
+    CHECK_THROWS_WITH_AS(numgap_cli::render_svg(dot_file, svg_file, options),
                          doctest::Contains(("crashed (signal 11, Segmentation fault) on '" + dot_file.string() + "'").c_str()),
                          numgap::error);
     std::ifstream svg(svg_file);
@@ -173,3 +175,5 @@ TEST_CASE("svg: a renderer that crashes is reported with its signal, and leaves 
     std::filesystem::remove(dot_file);
     std::filesystem::remove(svg_file);
 }
+
+} // TEST_SUITE
