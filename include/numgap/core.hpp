@@ -6,5 +6,6 @@
 #include <numgap/core/half.hpp>
 #include <numgap/core/prefetch.hpp>
 #include <numgap/core/quantization.hpp>
+#include <numgap/core/shape.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/core/version.hpp>

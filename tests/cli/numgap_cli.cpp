@@ -118,10 +118,11 @@ TEST_CASE("cli: a run that compared less than half of the dumped reference nodes
          (dir / "r.csv").string()},
         dir);
     CHECK(result.status == 1);
-    // An unmatched row has no pairing: its confidence cell is empty, a matched row's is 1.
-    CHECK(slurp(dir / "r.csv").find(",unmatched,0,no target node matches this reference node,,0,,none,0\r\n") !=
+    // An unmatched row has no pairing: its confidence cell is empty, a matched row's is 1;
+    // neither is an error row, so the six error_* cells are empty.
+    CHECK(slurp(dir / "r.csv").find(",unmatched,0,no target node matches this reference node,,0,,none,0,,,,,,\r\n") !=
           std::string::npos);
-    CHECK(slurp(dir / "r.csv").find(",pass,0,,1,0,,none,0\r\n") != std::string::npos);
+    CHECK(slurp(dir / "r.csv").find(",pass,0,,1,0,,none,0,,,,,,\r\n") != std::string::npos);
     CHECK_MESSAGE(result.out.find("1 groups: 1 passed, 0 failed") != std::string::npos, result.out);
     CHECK_MESSAGE(result.err.find("numgap: warning: only 1 of 3 reference nodes with dumped tensors were "
                                   "compared; 2 are unmatched") != std::string::npos,

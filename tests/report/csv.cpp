@@ -72,7 +72,8 @@ TEST_CASE("csv: header has the fixed columns, one column per metric named exactl
         "ref_node", "target_node", "ref_tensor", "target_tensor", "kind",  "strategy",
         "op",       "shape",       "dtype_ref",  "dtype_target",  "quant_ref", "quant_target",
         "count",    "cosine",      "mse",        "snr_db(x,y)",   "status", "error_origin",
-        "message",  "confidence",  "ambiguous",  "ambiguous_with", "repair", "suspect"};
+        "message",  "confidence",  "ambiguous",  "ambiguous_with", "repair", "suspect",
+        "error_kind", "error_file", "error_item", "error_offset", "error_line", "error_column"};
     CHECK(rows[0] == expected);
     CHECK(rows[1].size() == expected.size());
     CHECK(rows[1][7] == "1x8x4x4");
@@ -222,7 +223,9 @@ TEST_CASE("csv: confidence, ambiguity, alternatives, repair state and suspect ar
     numgap::analyze_report(report);
     const auto rows = parse_csv(numgap::to_csv(report));
     REQUIRE(rows.size() == 3);
-    const std::size_t confidence = rows[0].size() - 5;
+    const std::size_t confidence = std::size_t(
+        std::find(rows[0].begin(), rows[0].end(), "confidence") - rows[0].begin());
+    REQUIRE(confidence + 5 < rows[0].size());
     CHECK(rows[0][confidence] == "confidence");
     CHECK(rows[1][confidence] == "0.625");
     CHECK(rows[1][confidence + 1] == "1");

@@ -79,7 +79,7 @@ TEST_CASE("json: metric values and thresholds read back to the same double, non-
                              -std::numeric_limits<double>::infinity()};
     for (double value : values) {
         report.groups[0].metrics[0].value = value;
-        report.groups[0].metrics[1].threshold = value;
+        report.groups[0].metrics[1].rule->value = value;
         const std::string json = numgap::to_json(report);
         const auto value_tokens = tokens_after(json, "value");
         const auto threshold_tokens = tokens_after(json, "threshold");
@@ -99,8 +99,7 @@ TEST_CASE("json: metric values and thresholds read back to the same double, non-
 
 TEST_CASE("json: nothing failing gives first_divergence null and empty origins; no rule gives threshold null") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
-    report.groups[0].metrics[0].threshold.reset();
-    report.groups[0].metrics[0].comparison.clear();
+    report.groups[0].metrics[0].rule.reset();
     numgap::analyze_report(report);
     const std::string json = numgap::to_json(report);
     CHECK(tokens_after(json, "first_divergence") == std::vector<std::string>{"null"});

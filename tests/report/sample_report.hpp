@@ -23,17 +23,17 @@ inline group_report make_group(std::vector<std::string> reference, group_status 
     group.target_nodes = reference;
     group.reference_tensor = reference.back();
     group.target_tensor = reference.back();
-    group.kind = reference.size() > 1 ? "many_to_one" : "one_to_one";
+    group.kind = reference.size() > 1 ? match_kind::fused : match_kind::one_to_one;
     group.strategy = "name";
     group.status = status;
     group.shape = {1, 8, 4, 4};
-    group.dtype_reference = "float32";
-    group.dtype_target = "float16";
+    group.dtype_reference = dtype::float32;
+    group.dtype_target = dtype::float16;
     group.count = 128;
     const bool compared = status == group_status::pass || status == group_status::fail;
     if (compared) {
-        group.metrics.push_back({"cosine", cosine, ">=", 0.99, cosine >= 0.99});
-        group.metrics.push_back({"mse", 1 - cosine, "<=", 1e-3, 1 - cosine <= 1e-3});
+        group.metrics.push_back({"cosine", cosine, pass_rule{comparison::ge, 0.99}, cosine >= 0.99});
+        group.metrics.push_back({"mse", 1 - cosine, pass_rule{comparison::le, 1e-3}, 1 - cosine <= 1e-3});
     }
     return group;
 }

@@ -102,10 +102,7 @@ inline void fill_metrics(group_report& row, const evaluation& result) {
         report_metric entry;
         entry.name = metric.name;
         entry.value = metric.value;
-        if (metric.rule) {
-            entry.comparison = std::string(symbol_of(metric.rule->op));
-            entry.threshold = metric.rule->value;
-        }
+        entry.rule = metric.rule;
         entry.passed = metric.passed;
         all_passed = all_passed && metric.passed;
         row.metrics.push_back(std::move(entry));
@@ -127,6 +124,7 @@ void check_intact(const Holder& holder) {
 template <class RefSource, class TargetSource>
 bool compare_group(group_report& row, RefSource& reference_source, TargetSource& target_source,
                    const metric_set& metrics, const evaluate_options& options, bool shapes_are_evidence = false) {
+    row.error_detail.reset(); // a row compared again (repair) must not keep an old cause
     if (row.reference_tensor.empty() || row.target_tensor.empty()) {
         row.status = group_status::missing;
         row.message = row.reference_tensor.empty()
@@ -152,8 +150,8 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
         // validation errors say which tensor is wrong.
         if (reference_view.name().empty()) reference_view.with_name(row.reference_tensor);
         if (target_view.name().empty()) target_view.with_name(row.target_tensor);
-        row.dtype_reference = std::string(name_of(reference_view.type()));
-        row.dtype_target = std::string(name_of(target_view.type()));
+        row.dtype_reference = reference_view.type();
+        row.dtype_target = target_view.type();
         row.quantization_reference = describe_quantization(reference_view);
         row.quantization_target = describe_quantization(target_view);
         const auto logical = reference_view.logical_shape();
@@ -165,6 +163,7 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
             if (target_shape != row.shape) {
                 row.status = group_status::error;
                 row.metrics.clear();
+                row.error_detail = group_error{error_kind::shape, error_location::of_item(row.target_tensor)};
                 row.message = "structure matching paired reference tensor '" + row.reference_tensor + "' (shape " +
                               format_list(row.shape) + ") with target tensor '" + row.target_tensor + "' (shape " +
                               format_list(target_shape) + "), whose shapes differ";
@@ -174,6 +173,11 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
         fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
         check_intact(*reference);
         check_intact(*target);
+    } catch (const error& failure) {
+        row.status = group_status::error;
+        row.metrics.clear();
+        row.message = failure.what();
+        row.error_detail = group_error{failure.kind(), failure.where()};
     } catch (const std::exception& failure) {
         row.status = group_status::error;
         row.metrics.clear();
@@ -227,7 +231,7 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         row.target_nodes = detail::names_of(target_names, group.target_nodes);
         row.reference_tensor = group.reference_tensor;
         row.target_tensor = group.target_tensor;
-        row.kind = std::string(to_string(group.kind));
+        row.kind = group.kind;
         row.strategy = group.strategy;
         row.confidence = group.confidence;
         row.ambiguous_with = detail::names_of(target_names, group.ambiguous_with);

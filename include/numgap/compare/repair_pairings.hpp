@@ -249,7 +249,7 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
                 best->partner_row.fails_every_candidate =
                     partner_was_failing && best->partner_row.status == group_status::fail &&
                     partner.ambiguous_with == node_list{group.target_output_node};
-                best->partner_row.kind = std::string(to_string(partner.kind));
+                best->partner_row.kind = partner.kind;
                 best->partner_row.ambiguous_with.clear();
                 for (std::size_t node : partner.ambiguous_with)
                     best->partner_row.ambiguous_with.push_back(target_names[node]);
@@ -274,7 +274,7 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
             best->row.repair = repair_state::repaired_by_values;
             best->row.message = why;
             best->row.fails_every_candidate = settled && best->row.status == group_status::fail;
-            best->row.kind = std::string(to_string(group.kind));
+            best->row.kind = group.kind;
             best->row.ambiguous_with.clear();
             for (std::size_t node : group.ambiguous_with) best->row.ambiguous_with.push_back(target_names[node]);
             rows[g] = std::move(best->row);

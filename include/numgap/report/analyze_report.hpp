@@ -72,12 +72,15 @@ inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report
     index_of.reserve(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
         if (!index_of.emplace(nodes[i].name, i).second)
-            throw error("report's reference graph lists node '" + nodes[i].name + "' twice");
+            throw error(error_kind::graph, "report's reference graph lists node '" + nodes[i].name + "' twice",
+                        error_location::of_item(nodes[i].name));
         for (std::size_t producer : nodes[i].producers)
             if (producer >= i)
-                throw error("report's reference graph is not in topological order: node '" +
+                throw error(error_kind::graph,
+                            "report's reference graph is not in topological order: node '" +
                             nodes[i].name + "' has producer index " + std::to_string(producer) +
-                            " which is not earlier than its own index " + std::to_string(i));
+                                " which is not earlier than its own index " + std::to_string(i),
+                            error_location::of_item(nodes[i].name));
     }
     std::vector<std::size_t> group_of(nodes.size(), no_group);
     for (std::size_t g = 0; g < report.groups.size(); ++g) {
@@ -86,12 +89,15 @@ inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report
         for (const std::string& name : group.reference_nodes) {
             const auto found = index_of.find(name);
             if (found == index_of.end())
-                throw error("report group " + std::to_string(g) + " names reference node '" + name +
-                            "', which is not in the report's reference graph");
+                throw error(error_kind::graph,
+                            "report group " + std::to_string(g) + " names reference node '" + name +
+                                "', which is not in the report's reference graph",
+                            error_location::of_item(name));
             if (group_of[found->second] != no_group)
-                throw error("reference node '" + name + "' belongs to two report groups (" +
-                            std::to_string(group_of[found->second]) + " and " + std::to_string(g) +
-                            ")");
+                throw error(error_kind::graph,
+                            "reference node '" + name + "' belongs to two report groups (" +
+                                std::to_string(group_of[found->second]) + " and " + std::to_string(g) + ")",
+                            error_location::of_item(name));
             group_of[found->second] = g;
         }
     }

@@ -9,7 +9,11 @@
 // ("1"/"0"), message, then (added later, so earlier columns keep their
 // positions) confidence (empty for an unmatched row: no pairing), ambiguous ("1"/"0"), ambiguous_with (the alternative
 // target nodes joined with '+'), repair ("none", "repaired_by_values",
-// "repair_possible", "confirmed_by_values"), suspect ("1"/"0").
+// "repair_possible", "confirmed_by_values"), suspect ("1"/"0"), then for an
+// `error` row caused by a numgap::error (empty otherwise) error_kind ("io",
+// "format", "schema", "shape", "dtype", "graph", "limit", "usage", "other"),
+// error_file, error_item, error_offset, error_line, error_column (each empty
+// when the error did not know it; see core/error.hpp).
 // Why RFC 4180 to the letter (CRLF records, fields holding ',', '"', CR or LF
 // quoted with inner quotes doubled): node names from real exporters contain
 // commas and quotes, and spreadsheet tools and Python's csv module expect it.
@@ -26,6 +30,7 @@
 // Complexity: O(total text). Throws: numgap::error when the file cannot be
 // written (the message names it); std::bad_alloc.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -59,6 +64,27 @@ inline void append_csv_field(std::string& out, std::string_view field) {
     out += '"';
 }
 
+// The error_* cells of a row, each after its comma.
+inline void append_csv_error(std::string& out, const std::optional<group_error>& failure) {
+    if (!failure) {
+        out += ",,,,,,";
+        return;
+    }
+    const error_location& where = failure->where;
+    out += ',';
+    out += name_of(failure->kind);
+    out += ',';
+    append_csv_field(out, where.file);
+    out += ',';
+    append_csv_field(out, where.item);
+    out += ',';
+    if (where.has_offset()) out += std::to_string(where.offset);
+    out += ',';
+    if (where.line != 0) out += std::to_string(where.line);
+    out += ',';
+    if (where.column != 0) out += std::to_string(where.column);
+}
+
 } // namespace detail
 
 inline std::string to_csv(const comparison_report& report) {
@@ -80,7 +106,8 @@ inline std::string to_csv(const comparison_report& report) {
         separate();
         detail::append_csv_field(out, metric);
     }
-    out += ",status,error_origin,message,confidence,ambiguous,ambiguous_with,repair,suspect\r\n";
+    out += ",status,error_origin,message,confidence,ambiguous,ambiguous_with,repair,suspect,"
+           "error_kind,error_file,error_item,error_offset,error_line,error_column\r\n";
 
     for (const group_report& group : report.groups) {
         first = true;
@@ -88,12 +115,12 @@ inline std::string to_csv(const comparison_report& report) {
                                      detail::join_names(group.target_nodes, "+"),
                                      group.reference_tensor,
                                      group.target_tensor,
-                                     group.kind,
+                                     std::string(detail::kind_text(group.kind)),
                                      group.strategy,
                                      group.op,
                                      detail::format_shape(group.shape),
-                                     group.dtype_reference,
-                                     group.dtype_target,
+                                     std::string(detail::dtype_text(group.dtype_reference)),
+                                     std::string(detail::dtype_text(group.dtype_target)),
                                      group.quantization_reference,
                                      group.quantization_target,
                                      group.compared() ? std::to_string(group.count) : std::string()};
@@ -116,6 +143,7 @@ inline std::string to_csv(const comparison_report& report) {
         out += ',';
         out += name_of(group.repair);
         out += group.suspect ? ",1" : ",0";
+        detail::append_csv_error(out, group.error_detail);
         out += "\r\n";
     }
     return out;

@@ -65,9 +65,10 @@ inline std::string chosen_metric(const comparison_report& report, std::string_vi
     if (!requested.empty()) {
         for (const std::string& name : report.metric_names)
             if (name == requested) return name;
-        throw error("metric '" + std::string(requested) +
-                    "' is not in the report (its metrics are: " +
-                    join_names(report.metric_names, ", ") + ")");
+        throw error(error_kind::usage,
+                    "metric '" + std::string(requested) + "' is not in the report (its metrics are: " +
+                        join_names(report.metric_names, ", ") + ")",
+                    error_location::of_item(std::string(requested)));
     }
     for (const std::string& name : report.metric_names)
         for (const group_report& group : report.groups)

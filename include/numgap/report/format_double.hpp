@@ -6,7 +6,7 @@
 // and 1, which is exactly what a user comparing runs needs to see; "%.17g"
 // round-trips but prints 0.10000000000000001. std::to_chars gives the shortest
 // round-tripping form. Used for CSV cells, DOT labels and the CLI table (the
-// JSON writer uses io/json.hpp, which quotes the non-finite spellings).
+// JSON writers use io/json/writer.hpp, which quotes the non-finite spellings).
 // Complexity: O(1). Throws: std::bad_alloc only.
 #include <charconv>
 #include <cmath>

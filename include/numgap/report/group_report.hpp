@@ -11,6 +11,10 @@
 // ambiguous_with names the other target nodes structural matching could not
 // tell from this row's target (match_group::ambiguous_with); `repair` says
 // what checking the pairing against the tensors did (repair_state.hpp).
+// Kinds, dtypes, rules, states and error kinds are enums: writers spell them.
+// `strategy` stays text because match_group::strategy is open: a user's own
+// matcher names itself. Quantization is text because it describes
+// parameters (scale, zero point, axis) for a person, not a choice among few.
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +23,9 @@
 #include <string_view>
 #include <vector>
 
+#include <numgap/core/dtype.hpp>
+#include <numgap/match/match_kind.hpp>
+#include <numgap/report/group_error.hpp>
 #include <numgap/report/group_status.hpp>
 #include <numgap/report/repair_state.hpp>
 #include <numgap/report/report_metric.hpp>
@@ -30,8 +37,8 @@ struct group_report {
     std::vector<std::string> target_nodes;
     std::string reference_tensor;
     std::string target_tensor;
-    std::string kind;     // the matcher's match kind ("one_to_one", "fused", ...)
-    std::string strategy; // which matcher produced the group ("name", "handle", ...)
+    std::optional<match_kind> kind; // the matcher's match kind; empty for an unmatched row
+    std::string strategy;           // which matcher produced the group ("name", "handle", ...)
     // The matcher's confidence in the pairing; empty for an unmatched row,
     // which has no pairing (CSV writes an empty cell, JSON null).
     std::optional<double> confidence = 1.0;
@@ -44,14 +51,16 @@ struct group_report {
     bool fails_every_candidate = false;
     std::string op; // op of the group's reference output node
     std::vector<std::int64_t> shape;
-    std::string dtype_reference;
-    std::string dtype_target;
+    std::optional<dtype> dtype_reference; // empty until the tensor was loaded
+    std::optional<dtype> dtype_target;
     std::string quantization_reference; // empty when not quantized
     std::string quantization_target;
     std::int64_t count = 0; // elements compared
     std::vector<report_metric> metrics;
     group_status status = group_status::pass;
     std::string message; // why missing / error; empty otherwise
+    // For an `error` row caused by a numgap::error: its kind and location.
+    std::optional<group_error> error_detail;
     // Filled by analyze_report: the group's position in reference topological
     // order (that of its last reference node) and whether error starts here.
     std::size_t order = 0;

@@ -15,12 +15,18 @@
 //              "status", "error_origin", "message",
 //              "ambiguous" (bool), "ambiguous_with" [target node names],
 //              "repair" ("none", "repaired_by_values", "repair_possible",
-//              "confirmed_by_values"), "suspect" (bool)}]}
+//              "confirmed_by_values"), "suspect" (bool),
+//              "error": null, or for an `error` row caused by a numgap::error
+//              {"kind" ("io", "format", "schema", "shape", "dtype", "graph",
+//              "limit", "usage", "other"), then those of "file", "item",
+//              "offset", "line", "column" the error knew (core/error.hpp)}}]}
 // and in "summary": "suspects" [last reference node of each suspect group],
 // "repaired" (count). Fields are only ever added within a format_version.
-// Why through io/json.hpp: numbers are written as the shortest text that reads
-// back to the same double and non-finite values as the strings "inf", "-inf",
-// "nan" — one implementation for every JSON numgap writes.
+// Why through io::json_writer: numbers are written as the shortest text that
+// reads back to the same double and non-finite values as the strings "inf",
+// "-inf", "nan", names are escaped whatever bytes they hold, and commas are
+// the writer's business — one implementation for every JSON numgap writes.
+// Kinds, dtypes, rules and states are enums in the model, spelled here.
 // Complexity: O(output size). Throws: numgap::error when the file cannot be
 // written; std::bad_alloc.
 #include <filesystem>
@@ -28,157 +34,115 @@
 #include <string_view>
 #include <vector>
 
-#include <numgap/io/json.hpp>
+#include <numgap/io/json/writer.hpp>
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
 
 namespace numgap {
 
 namespace detail {
-inline void append_json_key(std::string& out, std::string_view key) {
-    io::write_json_string(out, key);
-    out += ':';
+inline void write_json_error(io::json_writer& json, const std::optional<group_error>& failure) {
+    if (!failure) {
+        json.null();
+        return;
+    }
+    const error_location& where = failure->where;
+    json.begin_object().key("kind").string(name_of(failure->kind));
+    if (!where.file.empty()) json.key("file").string(where.file);
+    if (!where.item.empty()) json.key("item").string(where.item);
+    if (where.has_offset()) json.key("offset").unsigned_integer(where.offset);
+    if (where.line != 0) json.key("line").unsigned_integer(where.line);
+    if (where.column != 0) json.key("column").unsigned_integer(where.column);
+    json.end_object();
 }
 
-inline void append_json_string_array(std::string& out, const std::vector<std::string>& items) {
-    out += '[';
-    for (std::size_t i = 0; i < items.size(); ++i) {
-        if (i) out += ',';
-        io::write_json_string(out, items[i]);
+inline void write_json_group(io::json_writer& json, const group_report& group) {
+    json.begin_object();
+    json.key("ref_nodes").string_array(group.reference_nodes);
+    json.key("target_nodes").string_array(group.target_nodes);
+    json.key("ref_tensor").string(group.reference_tensor);
+    json.key("target_tensor").string(group.target_tensor);
+    json.key("kind").string(kind_text(group.kind));
+    json.key("strategy").string(group.strategy);
+    json.key("op").string(group.op);
+    json.key("dtype_ref").string(dtype_text(group.dtype_reference));
+    json.key("dtype_target").string(dtype_text(group.dtype_target));
+    json.key("quant_ref").string(group.quantization_reference);
+    json.key("quant_target").string(group.quantization_target);
+    json.key("confidence");
+    if (group.confidence)
+        json.number(*group.confidence);
+    else
+        json.null();
+    json.key("shape").begin_array();
+    for (std::int64_t dimension : group.shape) json.integer(dimension);
+    json.end_array();
+    json.key("count").integer(group.count);
+    json.key("metrics").begin_object();
+    for (const report_metric& metric : group.metrics) {
+        json.key(metric.name).begin_object();
+        json.key("value").number(metric.value);
+        json.key("threshold");
+        if (metric.rule)
+            json.number(metric.rule->value);
+        else
+            json.null();
+        json.key("comparison").string(metric.rule ? symbol_of(metric.rule->op) : std::string_view());
+        json.key("passed").boolean(metric.passed);
+        json.end_object();
     }
-    out += ']';
+    json.end_object();
+    json.key("status").string(name_of(group.status));
+    json.key("error_origin").boolean(group.error_origin);
+    json.key("message").string(group.message);
+    json.key("ambiguous").boolean(group.ambiguous());
+    json.key("ambiguous_with").string_array(group.ambiguous_with);
+    json.key("repair").string(name_of(group.repair));
+    json.key("suspect").boolean(group.suspect);
+    json.key("error");
+    write_json_error(json, group.error_detail);
+    json.end_object();
 }
 } // namespace detail
 
 inline std::string to_json(const comparison_report& report) {
-    using detail::append_json_key;
     std::string out;
-    out += "{\"format\":\"numgap-report\",\"format_version\":1,\n";
-    append_json_key(out, "metrics");
-    detail::append_json_string_array(out, report.metric_names);
-    out += ",\n";
+    io::json_writer json(out);
+    json.begin_object();
+    json.key("format").string("numgap-report");
+    json.key("format_version").integer(1);
+    json.line_break().key("metrics").string_array(report.metric_names);
 
     const report_summary& summary = report.summary;
-    append_json_key(out, "summary");
-    out += '{';
-    const std::pair<std::string_view, std::size_t> counts[] = {
-        {"groups", summary.groups},
-        {"passed", summary.passed},
-        {"failed", summary.failed},
-        {"missing", summary.missing},
-        {"errors", summary.errors},
-        {"unmatched_ref", summary.unmatched_reference},
-        {"unmatched_target", summary.unmatched_target}};
-    for (const auto& [key, count] : counts) {
-        append_json_key(out, key);
-        out += std::to_string(count);
-        out += ',';
-    }
-    append_json_key(out, "first_divergence");
+    json.line_break().key("summary").begin_object();
+    json.key("groups").unsigned_integer(summary.groups);
+    json.key("passed").unsigned_integer(summary.passed);
+    json.key("failed").unsigned_integer(summary.failed);
+    json.key("missing").unsigned_integer(summary.missing);
+    json.key("errors").unsigned_integer(summary.errors);
+    json.key("unmatched_ref").unsigned_integer(summary.unmatched_reference);
+    json.key("unmatched_target").unsigned_integer(summary.unmatched_target);
+    json.key("first_divergence");
     if (summary.first_divergence_group)
-        io::write_json_string(out, summary.first_divergence);
+        json.string(summary.first_divergence);
     else
-        out += "null";
-    out += ',';
-    append_json_key(out, "origins");
-    detail::append_json_string_array(out, summary.origins);
-    out += ',';
-    append_json_key(out, "suspects");
-    std::vector<std::string> suspects;
+        json.null();
+    json.key("origins").string_array(summary.origins);
+    json.key("suspects").begin_array();
     for (std::size_t g : summary.suspect_groups)
-        if (!report.groups[g].reference_nodes.empty()) suspects.push_back(report.groups[g].reference_nodes.back());
-    detail::append_json_string_array(out, suspects);
-    out += ',';
-    append_json_key(out, "repaired");
-    out += std::to_string(summary.repaired);
-    out += "},\n";
+        if (!report.groups[g].reference_nodes.empty()) json.string(report.groups[g].reference_nodes.back());
+    json.end_array();
+    json.key("repaired").unsigned_integer(summary.repaired);
+    json.end_object();
 
-    append_json_key(out, "groups");
-    out += "[\n";
-    for (std::size_t g = 0; g < report.groups.size(); ++g) {
-        const group_report& group = report.groups[g];
-        if (g) out += ",\n";
-        out += '{';
-        append_json_key(out, "ref_nodes");
-        detail::append_json_string_array(out, group.reference_nodes);
-        out += ',';
-        append_json_key(out, "target_nodes");
-        detail::append_json_string_array(out, group.target_nodes);
-        const std::pair<std::string_view, const std::string*> texts[] = {
-            {"ref_tensor", &group.reference_tensor}, {"target_tensor", &group.target_tensor},
-            {"kind", &group.kind},                   {"strategy", &group.strategy},
-            {"op", &group.op},                       {"dtype_ref", &group.dtype_reference},
-            {"dtype_target", &group.dtype_target},   {"quant_ref", &group.quantization_reference},
-            {"quant_target", &group.quantization_target}};
-        for (const auto& [key, text] : texts) {
-            out += ',';
-            append_json_key(out, key);
-            io::write_json_string(out, *text);
-        }
-        out += ',';
-        append_json_key(out, "confidence");
-        if (group.confidence)
-            io::write_json_number(out, *group.confidence);
-        else
-            out += "null";
-        out += ',';
-        append_json_key(out, "shape");
-        out += '[';
-        for (std::size_t i = 0; i < group.shape.size(); ++i) {
-            if (i) out += ',';
-            out += std::to_string(group.shape[i]);
-        }
-        out += "],";
-        append_json_key(out, "count");
-        out += std::to_string(group.count);
-        out += ',';
-        append_json_key(out, "metrics");
-        out += '{';
-        for (std::size_t m = 0; m < group.metrics.size(); ++m) {
-            const report_metric& metric = group.metrics[m];
-            if (m) out += ',';
-            append_json_key(out, metric.name);
-            out += '{';
-            append_json_key(out, "value");
-            io::write_json_number(out, metric.value);
-            out += ',';
-            append_json_key(out, "threshold");
-            if (metric.threshold)
-                io::write_json_number(out, *metric.threshold);
-            else
-                out += "null";
-            out += ',';
-            append_json_key(out, "comparison");
-            io::write_json_string(out, metric.comparison);
-            out += ',';
-            append_json_key(out, "passed");
-            out += metric.passed ? "true" : "false";
-            out += '}';
-        }
-        out += "},";
-        append_json_key(out, "status");
-        io::write_json_string(out, name_of(group.status));
-        out += ',';
-        append_json_key(out, "error_origin");
-        out += group.error_origin ? "true" : "false";
-        out += ',';
-        append_json_key(out, "message");
-        io::write_json_string(out, group.message);
-        out += ',';
-        append_json_key(out, "ambiguous");
-        out += group.ambiguous() ? "true" : "false";
-        out += ',';
-        append_json_key(out, "ambiguous_with");
-        detail::append_json_string_array(out, group.ambiguous_with);
-        out += ',';
-        append_json_key(out, "repair");
-        io::write_json_string(out, name_of(group.repair));
-        out += ',';
-        append_json_key(out, "suspect");
-        out += group.suspect ? "true" : "false";
-        out += '}';
+    json.line_break().key("groups").begin_array();
+    for (const group_report& group : report.groups) {
+        json.line_break();
+        detail::write_json_group(json, group);
     }
-    out += "\n]}\n";
+    json.line_break().end_array();
+    json.end_object();
+    out += '\n';
     return out;
 }
 

@@ -10,7 +10,8 @@
 // values come out red and the passing ones green:
 //   ">= t": [{nextafter(t, -inf), red}, {DBL_MAX, green}]   "> t": [{t, red}, ...]
 //   "<= t": [{t, green}, {DBL_MAX, red}]   "< t": [{nextafter(t, -inf), green}, ...]
-// Non-finite values are written as "inf"/"-inf"/"nan" (io/json.hpp).
+// An "==" rule has no such pair and gets no thresholds. Written through
+// io::json_writer; non-finite values as "inf"/"-inf"/"nan".
 // Complexity: O(N) in the reference graph. Throws: numgap::error when the
 // metric is not in the report or the file cannot be written.
 #include <cfloat>
@@ -19,57 +20,53 @@
 #include <string>
 #include <string_view>
 
-#include <numgap/io/json.hpp>
+#include <numgap/io/json/writer.hpp>
+#include <numgap/metric/rule.hpp>
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
 #include <numgap/report/dot.hpp>
 
 namespace numgap {
 
+namespace detail {
+// The two Model Explorer thresholds that colour exactly the values `rule`
+// rejects red (see the top of this header).
+inline void write_model_explorer_thresholds(io::json_writer& json, const pass_rule& rule) {
+    const double below = std::nextafter(rule.value, -HUGE_VAL);
+    constexpr std::string_view red = "#e53935";
+    constexpr std::string_view green = "#66bb6a";
+    const auto entry = [&](double value, std::string_view colour) {
+        json.begin_object().key("value").number(value).key("bgColor").string(colour).end_object();
+    };
+    switch (rule.op) {
+    case comparison::ge: entry(below, red), entry(DBL_MAX, green); break;
+    case comparison::gt: entry(rule.value, red), entry(DBL_MAX, green); break;
+    case comparison::le: entry(rule.value, green), entry(DBL_MAX, red); break;
+    case comparison::lt: entry(below, green), entry(DBL_MAX, red); break;
+    case comparison::eq: break;
+    }
+}
+} // namespace detail
+
 inline std::string to_model_explorer(const comparison_report& report, std::string_view metric_name = {}) {
     const std::string metric = detail::chosen_metric(report, metric_name);
-    std::string out = "{\"results\":{";
-    bool first = true;
+    std::string out;
+    io::json_writer json(out);
+    json.begin_object().key("results").begin_object();
     const report_metric* rule = nullptr;
     for (const group_report& group : report.groups) {
         if (!group.compared()) continue;
         const report_metric* value = group.find_metric(metric);
         if (!value) continue;
         if (!rule && value->has_rule()) rule = value;
-        for (const std::string& node : group.reference_nodes) {
-            if (!first) out += ',';
-            first = false;
-            out += '\n';
-            io::write_json_string(out, node);
-            out += ":{\"value\":";
-            io::write_json_number(out, value->value);
-            out += '}';
-        }
+        for (const std::string& node : group.reference_nodes)
+            json.line_break().key(node).begin_object().key("value").number(value->value).end_object();
     }
-    out += "\n},\"thresholds\":[";
-    if (rule) {
-        const double t = *rule->threshold;
-        const double below = std::nextafter(t, -HUGE_VAL);
-        const char* red = "#e53935";
-        const char* green = "#66bb6a";
-        auto entry = [&](double value, const char* colour, bool last) {
-            out += "{\"value\":";
-            io::write_json_number(out, value);
-            out += ",\"bgColor\":\"";
-            out += colour;
-            out += "\"}";
-            if (!last) out += ',';
-        };
-        const std::string& op = rule->comparison;
-        if (op == ">=" || op == ">") {
-            entry(op == ">=" ? below : t, red, false);
-            entry(DBL_MAX, green, true);
-        } else if (op == "<=" || op == "<") {
-            entry(op == "<=" ? t : below, green, false);
-            entry(DBL_MAX, red, true);
-        }
-    }
-    out += "]}\n";
+    json.line_break().end_object();
+    json.key("thresholds").begin_array();
+    if (rule) detail::write_model_explorer_thresholds(json, *rule->rule);
+    json.end_array().end_object();
+    out += '\n';
     return out;
 }
 

@@ -28,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include <numgap/metric/rule.hpp>
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
 #include <numgap/report/format_double.hpp>
@@ -85,7 +86,8 @@ inline double badness(const group_report& group, const std::string& metric) {
     const report_metric* value = group.find_metric(metric);
     if (!value || !value->has_rule()) return 0;
     if (std::isnan(value->value)) return HUGE_VAL;
-    return value->comparison.front() == '>' ? -value->value : value->value;
+    const bool higher_is_better = value->rule->op == comparison::ge || value->rule->op == comparison::gt;
+    return higher_is_better ? -value->value : value->value;
 }
 } // namespace detail
 
@@ -135,9 +137,10 @@ inline std::string format_summary_table(const comparison_report& report,
             detail::match_cell(group),
             detail::clip(group.op, 24),
             detail::format_shape(group.shape),
-            group.dtype_reference.empty() && group.dtype_target.empty()
+            !group.dtype_reference && !group.dtype_target
                 ? std::string()
-                : group.dtype_reference + "/" + group.dtype_target};
+                : std::string(detail::dtype_text(group.dtype_reference)) + "/" +
+                      std::string(detail::dtype_text(group.dtype_target))};
         for (const std::string& name : report.metric_names) {
             const report_metric* metric = group.find_metric(name);
             line.push_back(!metric ? std::string()

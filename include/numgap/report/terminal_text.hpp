@@ -28,7 +28,7 @@
 #include <string>
 #include <string_view>
 
-#include <numgap/io/json.hpp>
+#include <numgap/io/json/utf8.hpp>
 
 namespace numgap {
 
@@ -39,7 +39,7 @@ inline void append_hex(std::string& out, std::uint32_t value, int digits) {
 }
 
 // Length of the valid UTF-8 sequence starting at text[at] (validated by the
-// one UTF-8 check numgap has, io/json.hpp) and its code point, or 0 when the
+// one UTF-8 check numgap has, io/json/utf8.hpp) and its code point, or 0 when the
 // bytes there are not valid UTF-8.
 inline std::size_t decode_utf8(std::string_view text, std::size_t at, std::uint32_t& code_point) noexcept {
     const auto* bytes = reinterpret_cast<const unsigned char*>(text.data()) + at;

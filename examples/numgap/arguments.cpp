@@ -1,0 +1,103 @@
+// Parsing `numgap compare`'s arguments (arguments.hpp).
+#include "arguments.hpp"
+
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <system_error>
+
+namespace numgap_cli {
+
+namespace {
+std::size_t parse_count(std::string_view flag, std::string_view text) {
+    std::size_t value = 0;
+    const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (result.ec != std::errc() || result.ptr != text.data() + text.size() || value > 4096)
+        throw usage_error{std::string(flag) + " expects a whole number from 0 to 4096, got '" +
+                          std::string(text) + "'"};
+    return value;
+}
+
+std::uint64_t parse_mebibytes(std::string_view flag, std::string_view text) {
+    constexpr std::uint64_t most = std::uint64_t(1) << 30; // 1 PiB: far beyond any memory
+    std::uint64_t value = 0;
+    const auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (result.ec != std::errc() || result.ptr != text.data() + text.size() || value == 0 || value > most)
+        throw usage_error{std::string(flag) + " expects a whole number of MiB from 1 to " + std::to_string(most) +
+                          ", got '" + std::string(text) + "'"};
+    return value << 20;
+}
+
+} // namespace
+
+compare_arguments parse_compare(std::span<char*> args) {
+    compare_arguments parsed;
+    std::vector<std::string> positional;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string_view arg = args[i];
+        if (arg.size() < 2 || arg.substr(0, 2) != "--") {
+            positional.emplace_back(arg);
+            continue;
+        }
+        std::string_view flag = arg;
+        std::optional<std::string_view> value;
+        if (const std::size_t equals = arg.find('='); equals != std::string_view::npos) {
+            flag = arg.substr(0, equals);
+            value = arg.substr(equals + 1);
+        }
+        auto take_value = [&]() -> std::string {
+            if (value) return std::string(*value);
+            if (i + 1 >= args.size()) throw usage_error{std::string(flag) + " needs a value"};
+            return args[++i];
+        };
+        if (flag == "--metric")
+            parsed.metrics.push_back(take_value());
+        else if (flag == "--match")
+            parsed.match = take_value();
+        else if (flag == "--csv")
+            parsed.csv = take_value();
+        else if (flag == "--json")
+            parsed.json = take_value();
+        else if (flag == "--dot")
+            parsed.dot = take_value();
+        else if (flag == "--svg")
+            parsed.svg = take_value();
+        else if (flag == "--model-explorer")
+            parsed.model_explorer = take_value();
+        else if (flag == "--dump-failing")
+            parsed.dump_failing = take_value();
+        else if (flag == "--threads")
+            parsed.threads = parse_count("--threads", take_value());
+        else if (flag == "--map")
+            parsed.map = take_value();
+        else if (flag == "--name-rule")
+            parsed.name_rules.push_back(take_value());
+        else if (flag == "--repair") {
+            const std::string mode = take_value();
+            if (mode == "on") parsed.repair = numgap::repair_mode::on;
+            else if (mode == "warn") parsed.repair = numgap::repair_mode::warn;
+            else if (mode == "off") parsed.repair = numgap::repair_mode::off;
+            else throw usage_error{"--repair must be on, warn or off, not '" + mode + "'"};
+        }
+        else if (flag == "--allow-outside-run")
+            parsed.reading.allowed_roots.emplace_back(take_value());
+        else if (flag == "--max-inflated-mib")
+            parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
+        else
+            throw usage_error{"unknown option '" + std::string(flag) + "'"};
+    }
+    if (positional.size() != 2)
+        throw usage_error{"compare needs exactly two runs, REF and TARGET (got " +
+                          std::to_string(positional.size()) + " positional arguments)"};
+    parsed.reference = positional[0];
+    parsed.target = positional[1];
+    if (parsed.match != "auto" && parsed.match != "name" && parsed.match != "handle" &&
+        parsed.match != "structure")
+        throw usage_error{"--match must be auto, name, handle or structure, not '" + parsed.match + "'"};
+    for (const std::string& rule : parsed.name_rules)
+        if (rule != "output-suffix" && rule != "separators" && rule != "case" && rule != "common")
+            throw usage_error{"--name-rule must be output-suffix, separators, case or common, not '" + rule + "'"};
+    return parsed;
+}
+
+} // namespace numgap_cli

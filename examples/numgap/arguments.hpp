@@ -1,0 +1,86 @@
+#pragma once
+// The command line of the numgap tool: exit statuses, the usage text, and the
+// parsed form of `numgap compare`'s arguments. Parsing checks every flag and
+// value up front and throws usage_error (exit status 2, usage printed), so the
+// commands only ever see arguments that make sense.
+#include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <numgap/compare/compare_options.hpp>
+#include <numgap/io/read_policy.hpp>
+
+namespace numgap_cli {
+
+constexpr int exit_pass = 0;
+constexpr int exit_fail = 1;
+constexpr int exit_unusable = 2;
+
+inline constexpr std::string_view usage_text =
+    "usage:\n"
+    "  numgap compare REF TARGET [--metric NAME[:OP VALUE]]... [--match auto|name|handle|structure]\n"
+    "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
+    "                 [--dump-failing DIR] [--threads N]\n"
+    "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
+    "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
+    "  numgap demo [DIR]\n"
+    "  numgap --help | --version\n"
+    "\n"
+    "REF and TARGET are run directories (.npy files and/or *.safetensors, optional graph.json),\n"
+    "  .npz files, safetensors files or a sharded safetensors *.index.json.\n"
+    "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
+    "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
+    "  --metric snr_db             a metric with its default rule\n"
+    "Matching:\n"
+    "  --map FILE          reference -> target node pairs that override every strategy: a JSON\n"
+    "                      object {\"ref\": \"tgt\", \"ref2\": [\"t1\", \"t2\"]} or a two-column CSV\n"
+    "                      (reference,target; optional header line)\n"
+    "  --name-rule RULE    normalise names before name matching (repeatable):\n"
+    "                        output-suffix  drop one output-index suffix: QNN '@0', '_output_0',\n"
+    "                                       ':0', '.out0', '_out0'\n"
+    "                        separators     '/', '.', ':', '-', ' ' and '_' are one separator,\n"
+    "                                       runs collapse, leading/trailing ones are dropped\n"
+    "                        case           ignore letter case\n"
+    "                        common         output-suffix and separators\n"
+    "  --repair MODE       when a structurally matched, ambiguous pair fails: 'on' (default)\n"
+    "                      compares the candidate whose pairing scores better, pass over fail\n"
+    "                      ('repaired by values'; the message says what each showed),\n"
+    "                      'warn' keeps the matcher's pick and marks 'repair possible', 'off'\n"
+    "                      tries nothing. At most two extra comparisons per candidate.\n"
+    "The table's match column: strategy, confidence (when below 1), '?' for an ambiguous\n"
+    "pairing; a failing ambiguous pair is 'suspect' (never named as first divergence or\n"
+    "error origin) unless it fails against every candidate of its ambiguity class, repaired\n"
+    "or not: then the values settled it and it is named.\n"
+    "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
+    "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
+    "  limit on one compressed (.npz) tensor.\n"
+    "Exit status: 0 at least one group was compared, every compared group passes and at\n"
+    "  least half of the reference nodes with dumped tensors were compared;\n"
+    "  1 some group fails, nothing was compared (every row unmatched or missing), or more\n"
+    "  than half of the dumped reference nodes are unmatched (a warning on stderr says how\n"
+    "  many; pair them with --match, --map or --name-rule);\n"
+    "  2 unusable input.\n";
+
+// A usage error: reported with the usage text, exit status 2.
+struct usage_error {
+    std::string message;
+};
+
+struct compare_arguments {
+    std::string reference, target;
+    std::vector<std::string> metrics; // as typed: NAME or NAME:RULE
+    std::string match = "auto";
+    std::string csv, json, dot, svg, model_explorer, dump_failing;
+    std::size_t threads = 0;
+    std::string map;
+    std::vector<std::string> name_rules;
+    numgap::repair_mode repair = numgap::repair_mode::on;
+    numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
+};
+
+// Parses the arguments after `compare`.
+compare_arguments parse_compare(std::span<char*> args);
+
+} // namespace numgap_cli
