@@ -8,7 +8,8 @@
 //                  [--allow-outside-run DIR]... [--max-inflated-mib N]
 //   numgap demo [DIR]
 //
-// REF and TARGET are run directories, .npz files or safetensors runs; see the README for the
+// REF and TARGET are run directories, .npz files, safetensors runs or Polygraphy JSON
+// files (FILE#RUNNER@N); see the README for the
 // format. Exit status: 0 when at least one group was compared, every
 // compared group passes and at least half of the reference nodes with dumped
 // tensors were compared; 1 when any fails, when nothing was compared (every
@@ -65,7 +66,9 @@ constexpr std::string_view usage_text =
     "  numgap --help | --version\n"
     "\n"
     "REF and TARGET are run directories (.npy files and/or *.safetensors, optional graph.json),\n"
-    "  .npz files, safetensors files or a sharded safetensors *.index.json.\n"
+    "  .npz files, safetensors files, a sharded safetensors *.index.json, or a Polygraphy\n"
+    "  --save-outputs JSON (FILE#RUNNER picks a runner, FILE#RUNNER@N its iteration N; without\n"
+    "  it the first runner's iteration 0, said on stderr). The kind is read from the content.\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
@@ -278,6 +281,8 @@ int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
     auto reference_run = numgap::io::run_directory::open(arguments.reference, arguments.reading);
     auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading);
+    for (const auto* run : {&reference_run, &target_run})
+        for (const std::string& note : run->notes()) std::fprintf(stderr, "numgap: %s\n", note.c_str());
     // Shapes from the .npy headers only help structural matching; reading them
     // costs one small read per file, so only when it may run.
     const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";

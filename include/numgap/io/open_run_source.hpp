@@ -7,8 +7,15 @@
 //     or named *.npz                              -> npz_source.hpp
 //   a file starting with an 8-byte length and '{' -> safetensors_source.hpp
 //   a file named *.index.json                     -> sharded safetensors
+//   a JSON object whose first 4 KiB name a Polygraphy member ("lst",
+//     "outputs", "polygraphy_class", "__polygraphy_encoded_...")
+//                                                 -> polygraphy_source.hpp
 // Anything else is refused with an error naming the run and the kinds tried.
-// Only the first bytes of a file are read to decide (kSniffBytes).
+// Only the first run_sniff_bytes of a file are read to decide.
+//
+// Selectors: a path that does not exist but whose part before the last '#'
+// is a regular file is that file with a selector (`out.json#RUNNER@N`); only
+// sources that take one accept it (Polygraphy JSON), others refuse it.
 //
 // To add a kind: a value in run_source_kind, a test on the sniffed bytes
 // below (magic bytes first, the name only where the content cannot tell), a
@@ -16,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +34,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/io/directory_source.hpp>
 #include <numgap/io/npz_source.hpp>
+#include <numgap/io/polygraphy_source.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_source.hpp>
 #include <numgap/io/safetensors.hpp>
@@ -33,11 +42,18 @@
 
 namespace numgap::io {
 
-enum class run_source_kind { directory, npz, safetensors_file, safetensors_index };
+enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, polygraphy_json };
+
+// A run path split into the file and what followed its last '#', if the
+// whole path does not exist but the part before '#' is a regular file.
+struct run_path {
+    std::filesystem::path file;
+    std::optional<std::string> selector;
+};
 
 namespace detail {
 
-inline constexpr std::size_t run_sniff_bytes = 64;
+inline constexpr std::size_t run_sniff_bytes = 4096;
 
 inline bool starts_with_bytes(std::span<const std::byte> head, std::string_view magic) noexcept {
     if (head.size() < magic.size()) return false;
@@ -56,7 +72,24 @@ inline bool starts_like_json_object(std::span<const std::byte> head) noexcept {
     return false;
 }
 
+inline bool mentions_polygraphy_member(std::span<const std::byte> head) noexcept {
+    const std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
+    for (const std::string_view marker : {"\"lst\"", "\"outputs\"", "\"polygraphy_class\"", "\"__polygraphy_encoded_"})
+        if (text.find(marker) != std::string_view::npos) return true;
+    return false;
+}
+
 } // namespace detail
+
+inline run_path split_run_selector(const std::filesystem::path& path) {
+    std::error_code failure;
+    const std::string text = path.string();
+    const std::size_t hash = text.rfind('#');
+    if (hash == std::string::npos || std::filesystem::exists(path, failure)) return {path, std::nullopt};
+    const std::filesystem::path file = text.substr(0, hash);
+    if (!std::filesystem::is_regular_file(file, failure)) return {path, std::nullopt};
+    return {file, text.substr(hash + 1)};
+}
 
 inline run_source_kind detect_run_source(const std::filesystem::path& path) {
     std::error_code failure;
@@ -81,19 +114,29 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
         // The name decides here (a JSON object is all the content says); a
         // damaged index is then reported by the index reader, not as "no run".
         if (path.filename().string().ends_with(".index.json")) return run_source_kind::safetensors_index;
+        if (detail::starts_like_json_object(sniffed) && detail::mentions_polygraphy_member(sniffed))
+            return run_source_kind::polygraphy_json;
     }
     throw error(error_kind::format,
                 "run '" + path.string() +
-                    "' is neither a directory nor an .npz file (nor a safetensors file or *.index.json)",
+                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json or Polygraphy JSON)",
                 error_location::in_file(path.string()));
 }
 
-inline opened_run_source open_run_source(const std::filesystem::path& path, const read_policy& policy = {}) {
-    switch (detect_run_source(path)) {
+inline opened_run_source open_run_source(const std::filesystem::path& given, const read_policy& policy = {}) {
+    const auto [path, selector] = split_run_selector(given);
+    const run_source_kind kind = detect_run_source(path);
+    if (selector && kind != run_source_kind::polygraphy_json)
+        throw error(error_kind::usage,
+                    "run '" + given.string() + "': '#" + *selector + "' selects a runner, but '" + path.string() +
+                        "' is not a Polygraphy JSON",
+                    error_location::in_file(path.string()));
+    switch (kind) {
     case run_source_kind::directory: return directory_source::open(path, policy);
     case run_source_kind::npz: return open_npz(path, policy);
     case run_source_kind::safetensors_file: return open_safetensors_file(path);
     case run_source_kind::safetensors_index: return open_sharded_safetensors(path, policy);
+    case run_source_kind::polygraphy_json: return open_polygraphy_json(path, selector);
     }
     NUMGAP_ASSERT(false);
     return {};
