@@ -5,7 +5,7 @@
 //                  [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
 //                  [--dump-failing DIR] [--threads N]
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
-//                  [--allow-outside-run DIR]... [--max-inflated-mib N]
+//                  [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories, .npz files, safetensors runs or Polygraphy JSON
@@ -61,7 +61,7 @@ constexpr std::string_view usage_text =
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "                 [--dump-failing DIR] [--threads N]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
-    "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
+    "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
@@ -95,6 +95,9 @@ constexpr std::string_view usage_text =
     "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
     "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
     "  limit on one compressed (.npz) tensor.\n"
+    "A run that is a file (.npz, safetensors, Polygraphy JSON) takes its graph and tensor\n"
+    "  metadata (dtype, scale, zero point, axis order) from a graph.json next to it, or from\n"
+    "  --overlay FILE (used for every run that is a file; keys are the file's own keys).\n"
     "Exit status: 0 at least one group was compared, every compared group passes and at\n"
     "  least half of the reference nodes with dumped tensors were compared;\n"
     "  1 some group fails, nothing was compared (every row unmatched or missing), or more\n"
@@ -117,6 +120,7 @@ struct compare_arguments {
     std::vector<std::string> name_rules;
     numgap::repair_mode repair = numgap::repair_mode::on;
     numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
+    std::optional<std::filesystem::path> overlay; // --overlay: graph.json for container runs
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -191,6 +195,8 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.reading.allowed_roots.emplace_back(take_value());
         else if (flag == "--max-inflated-mib")
             parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
+        else if (flag == "--overlay")
+            parsed.overlay = std::filesystem::path(take_value());
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }
@@ -279,8 +285,13 @@ private:
 
 int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
-    auto reference_run = numgap::io::run_directory::open(arguments.reference, arguments.reading);
-    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading);
+    // --overlay describes the runs that are files; a directory has its own graph.json.
+    const auto overlay_for = [&](const std::string& run) {
+        return std::filesystem::is_directory(run) ? std::nullopt : arguments.overlay;
+    };
+    auto reference_run =
+        numgap::io::run_directory::open(arguments.reference, arguments.reading, overlay_for(arguments.reference));
+    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading, overlay_for(arguments.target));
     for (const auto* run : {&reference_run, &target_run})
         for (const std::string& note : run->notes()) std::fprintf(stderr, "numgap: %s\n", note.c_str());
     // Shapes from the .npy headers only help structural matching; reading them

@@ -19,7 +19,9 @@
 //
 // To add a kind: a value in run_source_kind, a test on the sniffed bytes
 // below (magic bytes first, the name only where the content cannot tell), a
-// case in open_run_source, and a line in the table above.
+// case in open_run_source_of_kind, and a line in the table above. Every kind
+// but a directory is a container whose graph may come from an overlay
+// (run_overlay.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -36,6 +38,7 @@
 #include <numgap/io/npz_source.hpp>
 #include <numgap/io/polygraphy_source.hpp>
 #include <numgap/io/read_policy.hpp>
+#include <numgap/io/run_overlay.hpp>
 #include <numgap/io/run_source.hpp>
 #include <numgap/io/safetensors.hpp>
 #include <numgap/io/safetensors_source.hpp>
@@ -123,14 +126,9 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
                 error_location::in_file(path.string()));
 }
 
-inline opened_run_source open_run_source(const std::filesystem::path& given, const read_policy& policy = {}) {
-    const auto [path, selector] = split_run_selector(given);
-    const run_source_kind kind = detect_run_source(path);
-    if (selector && kind != run_source_kind::polygraphy_json)
-        throw error(error_kind::usage,
-                    "run '" + given.string() + "': '#" + *selector + "' selects a runner, but '" + path.string() +
-                        "' is not a Polygraphy JSON",
-                    error_location::in_file(path.string()));
+namespace detail {
+inline opened_run_source open_run_source_of_kind(run_source_kind kind, const std::filesystem::path& path,
+                                                 const std::optional<std::string>& selector, const read_policy& policy) {
     switch (kind) {
     case run_source_kind::directory: return directory_source::open(path, policy);
     case run_source_kind::npz: return open_npz(path, policy);
@@ -140,6 +138,33 @@ inline opened_run_source open_run_source(const std::filesystem::path& given, con
     }
     NUMGAP_ASSERT(false);
     return {};
+}
+} // namespace detail
+
+// Opens the run at `given` (a path, possibly with a '#' selector). A
+// container run (every kind but a directory) takes its graph and tensor
+// metadata from `overlay` when given, else from a graph.json next to it
+// (run_overlay.hpp); a directory has its own graph.json, and an overlay given
+// for one is an error.
+inline opened_run_source open_run_source(const std::filesystem::path& given, const read_policy& policy = {},
+                                         const std::optional<std::filesystem::path>& overlay = std::nullopt) {
+    const auto [path, selector] = split_run_selector(given);
+    const run_source_kind kind = detect_run_source(path);
+    if (selector && kind != run_source_kind::polygraphy_json)
+        throw error(error_kind::usage,
+                    "run '" + given.string() + "': '#" + *selector + "' selects a runner, but '" + path.string() +
+                        "' is not a Polygraphy JSON",
+                    error_location::in_file(path.string()));
+    if (overlay && kind == run_source_kind::directory)
+        throw error(error_kind::usage,
+                    "run '" + path.string() + "' is a directory: it takes its graph from its own graph.json, not from "
+                    "the overlay '" + overlay->string() + "'",
+                    error_location::in_file(path.string()));
+    opened_run_source opened = detail::open_run_source_of_kind(kind, path, selector, policy);
+    if (kind != run_source_kind::directory)
+        if (auto read = read_run_overlay(path, overlay, policy))
+            apply_run_overlay(opened, read->first, read->second, given.string());
+    return opened;
 }
 
 } // namespace numgap::io

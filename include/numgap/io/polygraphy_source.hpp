@@ -10,9 +10,10 @@
 // the CLI prints on stderr. An unknown runner or iteration is an error listing
 // what the file holds.
 //
-// Keys are the output names, sorted; there is no graph (each output is a node
-// of its own unless a graph is given). Each output is a .npy file encoded in
-// base64, decoded through the .npy parser (npy.hpp: dtypes, limits, errors).
+// Keys are the output names, sorted; there is no graph of its own (each
+// output is a node of its own unless an overlay graph.json gives one). Each
+// output is a .npy file encoded in base64, decoded through the .npy parser
+// (npy.hpp: dtypes, limits, errors).
 //
 // Memory: open() maps the file and records where each encoded array lies
 // (the pages are the kernel's page cache, read once and reclaimable; nothing
