@@ -83,6 +83,8 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.reading.allowed_roots.emplace_back(take_value());
         else if (flag == "--max-inflated-mib")
             parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
+        else if (flag == "--overlay")
+            parsed.overlay = std::filesystem::path(take_value());
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }

@@ -4,6 +4,8 @@
 // value up front and throws usage_error (exit status 2, usage printed), so the
 // commands only ever see arguments that make sense.
 #include <cstddef>
+#include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -24,12 +26,14 @@ inline constexpr std::string_view usage_text =
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "                 [--dump-failing DIR] [--threads N]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
-    "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
+    "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
     "REF and TARGET are run directories (.npy files and/or *.safetensors, optional graph.json),\n"
-    "  .npz files, safetensors files or a sharded safetensors *.index.json.\n"
+    "  .npz files, safetensors files, a sharded safetensors *.index.json, or a Polygraphy\n"
+    "  --save-outputs JSON (FILE#RUNNER picks a runner, FILE#RUNNER@N its iteration N; without\n"
+    "  it the first runner's iteration 0, said on stderr). The kind is read from the content.\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
@@ -56,6 +60,9 @@ inline constexpr std::string_view usage_text =
     "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
     "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
     "  limit on one compressed (.npz) tensor.\n"
+    "A run that is a file (.npz, safetensors, Polygraphy JSON) takes its graph and tensor\n"
+    "  metadata (dtype, scale, zero point, axis order) from a graph.json next to it, or from\n"
+    "  --overlay FILE (used for every run that is a file; keys are the file's own keys).\n"
     "Exit status: 0 at least one group was compared, every compared group passes and at\n"
     "  least half of the reference nodes with dumped tensors were compared;\n"
     "  1 some group fails, nothing was compared (every row unmatched or missing), or more\n"
@@ -78,6 +85,7 @@ struct compare_arguments {
     std::vector<std::string> name_rules;
     numgap::repair_mode repair = numgap::repair_mode::on;
     numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
+    std::optional<std::filesystem::path> overlay; // --overlay: graph.json for container runs
 };
 
 // Parses the arguments after `compare`.

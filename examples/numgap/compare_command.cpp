@@ -96,8 +96,15 @@ private:
 
 int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
-    auto reference_run = numgap::io::run_directory::open(arguments.reference, arguments.reading);
-    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading);
+    // --overlay describes the runs that are files; a directory has its own graph.json.
+    const auto overlay_for = [&](const std::string& run) {
+        return std::filesystem::is_directory(run) ? std::nullopt : arguments.overlay;
+    };
+    auto reference_run =
+        numgap::io::run_directory::open(arguments.reference, arguments.reading, overlay_for(arguments.reference));
+    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading, overlay_for(arguments.target));
+    for (const auto* run : {&reference_run, &target_run})
+        for (const std::string& note : run->notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
     // Shapes from the .npy headers only help structural matching; reading them
     // costs one small read per file, so only when it may run.
     const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";

@@ -5,7 +5,7 @@
 //                  [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
 //                  [--dump-failing DIR] [--threads N]
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
-//                  [--allow-outside-run DIR]... [--max-inflated-mib N]
+//                  [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories, .npz files or safetensors runs; see the README for the
