@@ -1,0 +1,324 @@
+#pragma once
+// numgap::io::directory_source: a run directory (run directory format version
+// 1; graph.json's rules in run_manifest.hpp):
+//  - every *.npy below the directory is a tensor keyed by its path relative to
+//    the directory without ".npy", '/'-separated ("block1/conv.npy" -> "block1/conv");
+//  - every key of every *.safetensors file below it is a tensor (the same key
+//    in two files, or as a key and a <key>.npy, is an error naming both);
+//    *.index.json files inside a directory are ignored (their shards are
+//    listed anyway);
+//  - graph.json's "tensors" entries add or re-key files: raw headerless files
+//    (dtype and shape from graph.json, size must match exactly), .npy files
+//    anywhere (a file claimed by an entry is known only under the entry's
+//    key), and layout/quantization for any tensor; an entry for a
+//    safetensors key that names no file of its own gives that tensor's layout
+//    and quantization (its dtype and shape must match the header's).
+// A file is read as .npy when it starts with the .npy magic, otherwise as raw.
+//
+// Trust: every file - graph.json, its "file" entries, the files found while
+// listing, symbolic links among them - is opened beneath a descriptor of the
+// run directory held for the run's lifetime (confined_open.hpp): `..` out of
+// the run, absolute paths and links that leave it are refused unless they
+// land in one of read_policy::allowed_roots. Directory symbolic links are not
+// entered while listing; FIFOs and other non-regular files are no tensors.
+//
+// Opening fails on a graph.json syntax or schema error, a "tensors" entry
+// whose explicitly written "file" does not exist, is not a regular file or
+// leads outside the run, a listed .npy link that leads outside it, a
+// subdirectory that cannot be listed, and a key claimed both by an entry and
+// by a different <key>.npy file. An entry that leaves "file" at its default
+// "<key>.npy" (it only gives layout or quantization) when that file is absent
+// is not an error: the tensor was not dumped and the compare layer reports it
+// as missing.
+//
+// load() maps the file (MAP_POPULATE up to 1 GiB: the whole tensor is read
+// next) - no copy. Complexity: open is O(files + graph.json); load O(1).
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <numgap/core/error.hpp>
+#include <numgap/io/confined_open.hpp>
+#include <numgap/io/loaded_tensor.hpp>
+#include <numgap/io/mapped_file.hpp>
+#include <numgap/io/npy.hpp>
+#include <numgap/io/run_manifest.hpp>
+#include <numgap/io/run_source.hpp>
+#include <numgap/io/safetensors_run.hpp>
+#include <numgap/io/safetensors_source.hpp>
+
+namespace numgap::io {
+
+class directory_source final : public run_source {
+public:
+    static opened_run_source open(const std::filesystem::path& path, const read_policy& policy) {
+        auto source = std::shared_ptr<directory_source>(new directory_source());
+        source->path_ = path;
+        source->roots_ = detail::run_roots(path, policy);
+        opened_run_source opened;
+        source->read(opened);
+        opened.source = std::move(source);
+        return opened;
+    }
+
+    loaded_tensor load(const tensor_spec& spec) const override {
+        if (const safetensors_tensors::location* where = safetensors_.find(spec.key))
+            return detail::load_safetensors_tensor(spec, *where);
+        std::unique_ptr<detail::loaded_tensor_state> state = detail::start_loading(spec, spec.file);
+        const std::filesystem::path file = path_ / spec.file;
+        file_descriptor descriptor;
+        try {
+            descriptor = open_confined(*roots_, spec.file, confined_target::file);
+        } catch (const confined_open_error& failure) {
+            throw error(error_kind::io, "file '" + spec.file + "' " + detail::refusal(failure),
+                        error_location::at_item(file.string(), spec.key));
+        }
+        // Populating is ~20% faster when the tensor is read right away (see mapped_file.hpp),
+        // but for a file near the size of RAM it would read everything once more than the
+        // comparison does; above populate_limit pages fault in lazily instead.
+        constexpr std::uintmax_t populate_limit = std::uintmax_t(1) << 30;
+        const std::uint64_t size = detail::size_of_open(descriptor);
+        const map_hint hint = size <= populate_limit ? map_hint::populate : map_hint::sequential;
+        state->mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), file, hint));
+        const std::span<const std::byte> bytes = state->mapping->bytes();
+        if (has_npy_magic(bytes)) {
+            state->view = npy_view(bytes, parse_npy_header(bytes, file.string(), spec.type));
+        } else {
+            if (!spec.type || !spec.shape)
+                throw error(error_kind::schema,
+                            "'" + file.string() + "' has no .npy header, so graph.json must give its \"dtype\" and \"shape\"",
+                            error_location::at_item(file.string(), spec.key));
+            const std::optional<std::uint64_t> needed = detail::checked_byte_count(*spec.shape, size_of(*spec.type));
+            if (!needed || *needed != bytes.size())
+                throw error(error_kind::shape,
+                            "raw file '" + file.string() + "' has " + std::to_string(bytes.size()) + " bytes but shape " +
+                                detail::shape_text(*spec.shape) + " of " + std::string(name_of(*spec.type)) + " needs " +
+                                (needed ? std::to_string(*needed) : std::string("more than 2^63")),
+                            error_location::at_item(file.string(), spec.key));
+            state->view = tensor_view(bytes.data(), *spec.type, *spec.shape);
+        }
+        detail::finish_loaded_tensor(spec, *state, file.string());
+        return loaded_tensor(std::move(state));
+    }
+
+    // Only the .npy header's bytes are read, from the file opened inside the
+    // run like load() does (about 3 us per file with a warm page cache).
+    std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {
+        if (const safetensors_tensors::location* where = safetensors_.find(spec.key)) return where->entry->shape;
+        try {
+            const file_descriptor file = open_confined(*roots_, spec.file, confined_target::file);
+            const std::optional<npy_header> header = detail::read_npy_header(
+                [&](std::span<std::byte> prefix) {
+                    const ssize_t got = ::pread(file.get(), prefix.data(), prefix.size(), 0);
+                    return std::span<const std::byte>(prefix.data(), got < 0 ? 0 : std::size_t(got));
+                },
+                detail::size_of_open(file), path_.string() + "/" + spec.file, spec.type);
+            if (!header) return std::nullopt;
+            return header->shape;
+        } catch (const error&) {
+            return std::nullopt;
+        }
+    }
+
+    std::string missing_reason(std::string_view key, const run_manifest& manifest) const override {
+        return "no file '" + std::string(key) + ".npy'" +
+               (manifest.has_graph ? " and no \"tensors\" entry in graph.json" : "");
+    }
+
+private:
+    directory_source() = default;
+
+    [[noreturn]] void fail_listing(const std::string& shown, int code) const {
+        throw error(error_kind::io,
+                    "cannot list '" + shown + "' in run '" + path_.string() + "': " + std::generic_category().message(code),
+                    error_location::at_item(path_.string(), shown));
+    }
+
+    void read(opened_run_source& opened) {
+        run_manifest& manifest = opened.manifest;
+        // Discovered .npy and .safetensors files: relative path -> size.
+        std::map<std::string, std::uint64_t> listed;
+        file_descriptor top(::openat(roots_->front().descriptor(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+        if (!top.valid()) fail_listing(".", errno);
+        list_files(std::move(top), "", listed);
+
+        const std::string graph = (path_ / "graph.json").string();
+        std::optional<file_descriptor> graph_file;
+        try {
+            graph_file = open_confined(*roots_, "graph.json", confined_target::file);
+        } catch (const confined_open_error& failure) {
+            if (failure.reason_kind() != confined_open_error::kind::not_found)
+                throw error(error_kind::io, "cannot read '" + graph + "': " + failure.what(),
+                            error_location::in_file(graph));
+        }
+        if (graph_file) {
+            const mapped_file text = mapped_file::map(std::move(*graph_file), graph);
+            manifest = parse_run_manifest(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), graph);
+            text.check_intact();
+        }
+        std::map<std::string, std::string> claimed; // relative file -> key of the entry
+        std::vector<std::string> not_dumped;         // keys whose default-named file is absent
+        for (const tensor_spec& spec : manifest.tensors) {
+            file_descriptor file;
+            try {
+                file = open_confined(*roots_, spec.file, confined_target::file);
+            } catch (const confined_open_error& failure) {
+                // An entry that only adds layout or quantization keeps the default
+                // file name; that tensor may simply not have been dumped, which the
+                // compare layer reports as `missing` rather than failing the run.
+                if (failure.reason_kind() == confined_open_error::kind::not_found && spec.file == spec.key + ".npy") {
+                    not_dumped.push_back(spec.key);
+                    continue;
+                }
+                throw error(error_kind::io,
+                            graph + ": tensor '" + spec.key + "': file '" + spec.file + "' " +
+                                detail::refusal(failure) + " in run '" + path_.string() + "'",
+                            error_location::at_item(graph, spec.key));
+            }
+            const std::string relative =
+                (path_ / spec.file).lexically_normal().lexically_relative(path_.lexically_normal()).generic_string();
+            claimed.emplace(relative.empty() ? spec.file : relative, spec.key);
+            opened.total_bytes += detail::size_of_open(file);
+        }
+        // manifest.tensors stays sorted: erasing keeps the order. The erased
+        // entries may still describe tensors held in safetensors files.
+        std::vector<tensor_spec> overlays;
+        std::erase_if(manifest.tensors, [&](tensor_spec& spec) {
+            if (!std::binary_search(not_dumped.begin(), not_dumped.end(), spec.key)) return false;
+            overlays.push_back(std::move(spec));
+            return true;
+        });
+        add_listed_safetensors(listed);
+        opened.total_bytes += safetensors_.total_bytes();
+        std::vector<tensor_spec> discovered =
+            detail::safetensors_specs(safetensors_, manifest, std::move(overlays), path_.string());
+        for (const auto& [relative, size] : listed) {
+            if (claimed.count(relative) != 0) continue;
+            const std::string key = relative.substr(0, relative.size() - 4);
+            if (const tensor_spec* spec = manifest.find_tensor(key))
+                throw error(error_kind::schema,
+                            graph + ": tensor '" + key + "' is mapped to file '" + spec->file + "', but '" + relative +
+                                "' also exists in run '" + path_.string() + "'; rename one of them",
+                            error_location::at_item(graph, key));
+            if (const safetensors_tensors::location* where = safetensors_.find(key))
+                throw error(error_kind::schema,
+                            "run '" + path_.string() + "': tensor '" + key + "' is both the file '" + relative +
+                                "' and a key of '" + where->source->name + "'; rename one of them",
+                            error_location::at_item(path_.string(), key));
+            tensor_spec spec;
+            spec.key = key;
+            spec.file = relative;
+            discovered.push_back(std::move(spec));
+            opened.total_bytes += size;
+        }
+        detail::merge_specs(manifest, std::move(discovered));
+    }
+
+    // Adds every *.npy and *.safetensors below `directory` (whose path
+    // relative to the run is `prefix`) to `found`. Directories are opened
+    // relative to their parent with O_NOFOLLOW, so a directory symbolic link
+    // is never entered and a rename during the listing cannot lead it outside
+    // the run; a file symbolic link is resolved with open_confined and
+    // refused if it leaves.
+    void list_files(file_descriptor directory, const std::string& prefix, std::map<std::string, std::uint64_t>& found) const {
+        const std::string shown = prefix.empty() ? "." : prefix.substr(0, prefix.size() - 1);
+        const int descriptor = directory.get();
+        DIR* listing = ::fdopendir(descriptor);
+        if (listing == nullptr) fail_listing(shown, errno);
+        (void)directory.release(); // closedir closes it now
+        const std::unique_ptr<DIR, int (*)(DIR*)> owner(listing, ::closedir);
+        for (;;) {
+            errno = 0;
+            const dirent* entry = ::readdir(listing);
+            if (entry == nullptr) {
+                if (errno != 0) fail_listing(shown, errno);
+                break;
+            }
+            const std::string_view name = entry->d_name;
+            if (name == "." || name == "..") continue;
+            const bool named_tensor_file = (name.size() > 4 && name.substr(name.size() - 4) == ".npy") ||
+                                           (name.size() > 12 && name.ends_with(".safetensors"));
+            unsigned char type = entry->d_type;
+            if (type != DT_UNKNOWN && type != DT_DIR && !named_tensor_file) continue;
+            struct stat status {};
+            // The size of a regular file, and the type where the file system does not report it.
+            if (type == DT_UNKNOWN || type == DT_REG) {
+                if (::fstatat(descriptor, entry->d_name, &status, AT_SYMLINK_NOFOLLOW) != 0) continue; // gone
+                type = S_ISDIR(status.st_mode)   ? DT_DIR
+                       : S_ISREG(status.st_mode) ? DT_REG
+                       : S_ISLNK(status.st_mode) ? DT_LNK
+                                                 : DT_UNKNOWN;
+            }
+            const std::string relative = prefix + std::string(name);
+            if (type == DT_DIR) {
+                file_descriptor child(::openat(descriptor, entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                if (!child.valid()) {
+                    if (errno == ENOENT || errno == ELOOP || errno == ENOTDIR) continue; // gone or replaced
+                    fail_listing(relative, errno);
+                }
+                list_files(std::move(child), relative + "/", found);
+                continue;
+            }
+            if (!named_tensor_file) continue;
+            if (type == DT_REG) {
+                found.emplace(relative, std::uint64_t(status.st_size));
+            } else if (type == DT_LNK) {
+                try {
+                    found.emplace(relative, detail::size_of_open(open_confined(*roots_, relative, confined_target::file)));
+                } catch (const confined_open_error& failure) {
+                    using kind = confined_open_error::kind;
+                    // A dangling link, or one to a directory, is no tensor (as without links).
+                    if (failure.reason_kind() == kind::not_found || failure.reason_kind() == kind::not_regular)
+                        continue;
+                    throw error(error_kind::io, "run '" + path_.string() + "': '" + relative + "' " + detail::refusal(failure),
+                                error_location::at_item(path_.string(), relative));
+                }
+            }
+        }
+    }
+
+    // Indexes the *.safetensors files the listing found (and removes them from it).
+    void add_listed_safetensors(std::map<std::string, std::uint64_t>& listed) {
+        for (auto entry = listed.begin(); entry != listed.end();) {
+            if (!entry->first.ends_with(".safetensors")) {
+                ++entry;
+                continue;
+            }
+            file_descriptor file;
+            try {
+                file = open_confined(*roots_, entry->first, confined_target::file);
+            } catch (const confined_open_error& failure) {
+                throw error(error_kind::io, "run '" + path_.string() + "': '" + entry->first + "' " + detail::refusal(failure),
+                            error_location::at_item(path_.string(), entry->first));
+            }
+            try {
+                safetensors_.add(entry->first, std::move(file), path_ / entry->first);
+            } catch (const error& failure) {
+                throw error(failure.kind(), "run '" + path_.string() + "': " + failure.what(), failure.where());
+            }
+            entry = listed.erase(entry);
+        }
+    }
+
+    std::filesystem::path path_;
+    // The run directory (first) and the allowed roots, held open: every file is opened beneath them.
+    std::shared_ptr<const std::vector<confined_root>> roots_;
+    safetensors_tensors safetensors_;
+};
+
+} // namespace numgap::io

@@ -1,0 +1,137 @@
+#pragma once
+// numgap::io::loaded_tensor: one tensor read from a run, owning its bytes (a
+// mapping of the file it lies in, or a buffer it was inflated, decoded or
+// realigned into) and the per-channel arrays and name its view points to.
+//
+// Every run source (run_source.hpp) builds one by filling a
+// detail::loaded_tensor_state and calling detail::finish_loaded_tensor, which
+// applies what graph.json says about the tensor whatever its container: the
+// declared shape (checked), axis_order, quantization and the name. Data
+// misaligned for its element type (a stored .npz member, a hand-made header,
+// a safetensors offset) is copied once into an aligned buffer there, because
+// typed loads from a misaligned address are undefined behaviour.
+//
+// Errors: shape, rank and dtype disagreements between graph.json and the
+// stored tensor throw numgap::error (kind shape or dtype) naming `where`.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <numgap/core/dtype.hpp>
+#include <numgap/core/error.hpp>
+#include <numgap/core/quantization.hpp>
+#include <numgap/core/tensor_view.hpp>
+#include <numgap/io/mapped_file.hpp>
+#include <numgap/io/npy.hpp>
+#include <numgap/io/run_manifest.hpp>
+
+namespace numgap::io {
+
+namespace detail {
+// On the heap so that the view's pointers survive moves of loaded_tensor.
+struct loaded_tensor_state {
+    std::string key, file;
+    std::shared_ptr<const mapped_file> mapping;
+    std::unique_ptr<std::byte[]> buffer; // inflated or decoded bytes, when not mapped in place
+    std::vector<std::byte> aligned;
+    std::vector<float> scales;
+    std::vector<std::int32_t> zero_points;
+    tensor_view view;
+};
+} // namespace detail
+
+// Move-only; moving keeps view() valid.
+class loaded_tensor {
+public:
+    // For run sources: takes over a state whose view finish_loaded_tensor set.
+    explicit loaded_tensor(std::unique_ptr<detail::loaded_tensor_state> state) noexcept : state_(std::move(state)) {}
+    loaded_tensor(loaded_tensor&&) noexcept = default;
+    loaded_tensor& operator=(loaded_tensor&&) noexcept = default;
+    loaded_tensor(const loaded_tensor&) = delete;
+    loaded_tensor& operator=(const loaded_tensor&) = delete;
+
+    const tensor_view& view() const noexcept { return state_->view; }
+    const std::string& key() const noexcept { return state_->key; }
+    // As named in the run: a path relative to the run directory, the .npz
+    // member name, the safetensors file, or the container file and its key.
+    const std::string& file() const noexcept { return state_->file; }
+    // Throws numgap::error naming the file when the file the view points into
+    // was truncated while mapped (see truncation_guard.hpp): call it after
+    // reading the view; compare_runs does.
+    void check_intact() const {
+        if (state_->mapping != nullptr && state_->buffer == nullptr && state_->aligned.empty())
+            state_->mapping->check_intact();
+    }
+
+private:
+    std::unique_ptr<detail::loaded_tensor_state> state_;
+};
+
+namespace detail {
+
+inline void check_declared_shape(const tensor_spec& spec, std::span<const std::int64_t> stored,
+                                 const std::string& where) {
+    if (spec.shape && !std::equal(spec.shape->begin(), spec.shape->end(), stored.begin(), stored.end()))
+        throw error(error_kind::shape,
+                    "graph.json gives shape " + shape_text(*spec.shape) + " but '" + where + "' stores shape " +
+                        shape_text(stored),
+                    error_location::at_item(where, spec.key));
+}
+
+// Shape check, alignment, axis order, quantization and name: common to all sources.
+inline void finish_loaded_tensor(const tensor_spec& spec, loaded_tensor_state& state, const std::string& where) {
+    tensor_view& view = state.view;
+    check_declared_shape(spec, view.shape(), where);
+    const std::size_t item = size_of(view.type());
+    if (reinterpret_cast<std::uintptr_t>(view.data()) % item != 0) {
+        std::int64_t extent = view.size() == 0 ? 0 : 1;
+        for (int d = 0; d < view.rank() && extent != 0; ++d) extent += (view.shape(d) - 1) * view.stride(d);
+        state.aligned.resize(std::size_t(extent) * item);
+        if (extent != 0) std::memcpy(state.aligned.data(), view.data(), state.aligned.size());
+        if (state.mapping != nullptr && state.buffer == nullptr) state.mapping->check_intact(); // copied from the file
+        view = tensor_view(state.aligned.data(), view.type(), view.shape(), view.strides());
+    }
+    const error_location location = error_location::at_item(where, spec.key);
+    if (spec.axis_order) {
+        if (int(spec.axis_order->size()) != view.rank())
+            throw error(error_kind::shape,
+                        "graph.json gives axis_order of " + std::to_string(spec.axis_order->size()) + " entries but '" +
+                            where + "' has rank " + std::to_string(view.rank()),
+                        location);
+        view.with_axis_order(std::span<const int>(*spec.axis_order));
+    }
+    if (spec.quantized) {
+        if (!is_integer(view.type()))
+            throw error(error_kind::dtype,
+                        "graph.json gives \"scale\" but '" + where + "' stores " + std::string(name_of(view.type())) +
+                            ", not an integer type",
+                        location);
+        if (spec.quant_axis < 0) {
+            view.with_quantization(quantization::per_tensor(spec.scales.front(), spec.zero_points.front()));
+        } else {
+            if (spec.quant_axis >= view.rank())
+                throw error(error_kind::shape,
+                            "graph.json gives quant_axis " + std::to_string(spec.quant_axis) + " but '" + where +
+                                "' has rank " + std::to_string(view.rank()),
+                            location);
+            if (std::int64_t(spec.scales.size()) != view.shape(spec.quant_axis))
+                throw error(error_kind::shape,
+                            "graph.json gives " + std::to_string(spec.scales.size()) +
+                                " per-channel scales but dimension " + std::to_string(spec.quant_axis) + " of '" +
+                                where + "' has " + std::to_string(view.shape(spec.quant_axis)) + " channels",
+                            location);
+            state.scales = spec.scales;
+            state.zero_points = spec.zero_points;
+            view.with_quantization(quantization::along(spec.quant_axis, state.scales, state.zero_points));
+        }
+    }
+    view.with_name(state.key);
+}
+
+} // namespace detail
+} // namespace numgap::io

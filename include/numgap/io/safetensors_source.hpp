@@ -1,0 +1,136 @@
+#pragma once
+// numgap::io safetensors run sources: a single safetensors file given as the
+// run (detected by content: an 8-byte length, then '{'), and a sharded set's
+// *.index.json (its "weight_map" names the shards, resolved beneath the
+// index's folder and the allowed roots like any file a run names). Keys are
+// the safetensors keys, sorted; tensors are mapped, never copied (except data
+// misaligned for its dtype, see loaded_tensor.hpp). Neither has a graph: a
+// graph.json next to them is not read (use a directory holding the files).
+//
+// The helpers below (safetensors_specs, load_safetensors_tensor) also serve
+// directory_source.hpp, whose *.safetensors files are tensors of the run too.
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/io/loaded_tensor.hpp>
+#include <numgap/io/mapped_file.hpp>
+#include <numgap/io/run_manifest.hpp>
+#include <numgap/io/run_source.hpp>
+#include <numgap/io/safetensors.hpp>
+#include <numgap/io/safetensors_run.hpp>
+
+namespace numgap::io {
+namespace detail {
+
+// One spec per safetensors key; a graph.json entry for the key that names no
+// file of its own (`overlays`, sorted) gives its layout, quantization, dtype
+// and shape, checked against the header at load. A key `manifest` already
+// maps to a file of its own is an error naming both.
+inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& tensors, const run_manifest& manifest,
+                                                  std::vector<tensor_spec> overlays, const std::string& run) {
+    std::vector<tensor_spec> specs;
+    for (std::string& key : tensors.keys()) {
+        const safetensors_tensors::location& where = *tensors.find(key);
+        if (const tensor_spec* claimed = manifest.find_tensor(key))
+            throw error(error_kind::schema,
+                        "graph.json: tensor '" + key + "' is mapped to file '" + claimed->file + "', but '" +
+                            where.source->name + "' also holds key '" + key + "' in run '" + run +
+                            "'; rename one of them",
+                        error_location::at_item(run, key));
+        const auto overlay = std::lower_bound(overlays.begin(), overlays.end(), key,
+                                              [](const tensor_spec& spec, const std::string& k) { return spec.key < k; });
+        tensor_spec spec;
+        if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
+        spec.key = std::move(key);
+        spec.file = where.source->name;
+        specs.push_back(std::move(spec));
+    }
+    return specs;
+}
+
+inline loaded_tensor load_safetensors_tensor(const tensor_spec& spec, const safetensors_tensors::location& where) {
+    std::unique_ptr<loaded_tensor_state> state = start_loading(spec, where.source->name);
+    state->mapping = where.source->mapping;
+    state->view = safetensors_view(state->mapping->bytes(), *where.entry, where.source->name);
+    if (spec.type && *spec.type != state->view.type())
+        throw error(error_kind::dtype,
+                    "graph.json gives dtype " + std::string(name_of(*spec.type)) + " but '" + where.source->name +
+                        "' stores key '" + spec.key + "' as " + where.entry->dtype_name,
+                    error_location::at_item(where.source->name, spec.key));
+    finish_loaded_tensor(spec, *state, where.source->name + "' key '" + spec.key);
+    return loaded_tensor(std::move(state));
+}
+
+} // namespace detail
+
+// Tensors held only in safetensors files (no .npy keys, no graph).
+class safetensors_source final : public run_source {
+public:
+    explicit safetensors_source(safetensors_tensors tensors) : tensors_(std::move(tensors)) {}
+
+    loaded_tensor load(const tensor_spec& spec) const override {
+        const safetensors_tensors::location* where = tensors_.find(spec.key);
+        NUMGAP_ASSERT(where != nullptr);
+        return detail::load_safetensors_tensor(spec, *where);
+    }
+    std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {
+        const safetensors_tensors::location* where = tensors_.find(spec.key);
+        if (where == nullptr) return std::nullopt;
+        return where->entry->shape; // indexed at open()
+    }
+    std::string missing_reason(std::string_view, const run_manifest&) const override {
+        return "no such safetensors key";
+    }
+    const safetensors_tensors& tensors() const noexcept { return tensors_; }
+
+private:
+    safetensors_tensors tensors_;
+};
+
+namespace detail {
+inline opened_run_source finish_safetensors_run(safetensors_tensors tensors, const std::string& run) {
+    opened_run_source opened;
+    opened.total_bytes = tensors.total_bytes();
+    merge_specs(opened.manifest, safetensors_specs(tensors, opened.manifest, {}, run));
+    opened.source = std::make_shared<const safetensors_source>(std::move(tensors));
+    return opened;
+}
+} // namespace detail
+
+inline opened_run_source open_safetensors_file(const std::filesystem::path& path) {
+    safetensors_tensors tensors;
+    tensors.add(path.string(), detail::open_run_file(path), path);
+    return detail::finish_safetensors_run(std::move(tensors), path.string());
+}
+
+// A sharded set: the index names its shards, resolved beneath the index's
+// folder (and the allowed roots) like any file a run names.
+inline opened_run_source open_sharded_safetensors(const std::filesystem::path& index, const read_policy& policy) {
+    const std::filesystem::path folder = index.has_parent_path() ? index.parent_path() : ".";
+    const auto roots = detail::run_roots(folder, policy);
+    const mapped_file text = mapped_file::map(detail::open_run_file(index), index);
+    const auto shards = parse_safetensors_weight_map(
+        std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), index.string());
+    text.check_intact();
+    safetensors_tensors tensors;
+    for (const auto& [shard, keys] : shards) {
+        file_descriptor file;
+        try {
+            file = open_confined(*roots, shard, confined_target::file);
+        } catch (const confined_open_error& failure) {
+            throw error(error_kind::io, "'" + index.string() + "': shard '" + shard + "' " + detail::refusal(failure),
+                        error_location::at_item(index.string(), shard));
+        }
+        tensors.add(shard, std::move(file), folder / shard, keys);
+    }
+    return detail::finish_safetensors_run(std::move(tensors), index.string());
+}
+
+} // namespace numgap::io
