@@ -6,6 +6,7 @@
 //                  [--dump-failing DIR] [--threads N]
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
 //                  [--allow-outside-run DIR]... [--max-inflated-mib N]
+//                  [--debug-buffer FILE] [--reference-debug-buffer FILE]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories, .npz files or safetensors runs; see the README for the
@@ -61,11 +62,15 @@ constexpr std::string_view usage_text =
     "                 [--dump-failing DIR] [--threads N]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
     "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
+    "                 [--debug-buffer FILE] [--reference-debug-buffer FILE]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
     "REF and TARGET are run directories (.npy files and/or *.safetensors, optional graph.json),\n"
-    "  .npz files, safetensors files or a sharded safetensors *.index.json.\n"
+    "  .npz files, safetensors files, a sharded safetensors *.index.json, or an ExecuTorch\n"
+    "  ETDump (recognised by content; DUMP#run=N picks one of several runs, 0-based).\n"
+    "  --debug-buffer FILE            the debug buffer holding the target ETDump's tensors\n"
+    "  --reference-debug-buffer FILE  the same for a reference ETDump\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
@@ -114,6 +119,7 @@ struct compare_arguments {
     std::vector<std::string> name_rules;
     numgap::repair_mode repair = numgap::repair_mode::on;
     numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
+    std::string reference_debug_buffer, target_debug_buffer; // ETDump runs' --*debug-buffer
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -186,6 +192,10 @@ compare_arguments parse_compare(std::span<char*> args) {
         }
         else if (flag == "--allow-outside-run")
             parsed.reading.allowed_roots.emplace_back(take_value());
+        else if (flag == "--debug-buffer")
+            parsed.target_debug_buffer = take_value();
+        else if (flag == "--reference-debug-buffer")
+            parsed.reference_debug_buffer = take_value();
         else if (flag == "--max-inflated-mib")
             parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
         else
@@ -274,10 +284,20 @@ private:
     clock::time_point last_{};
 };
 
+// Opens one run; its debug buffer (an ETDump's tensor data) is given by `flag`.
+numgap::io::run_directory open_run(const std::string& path, const std::string& debug_buffer, std::string_view flag,
+                                   numgap::io::read_policy policy) {
+    if (!debug_buffer.empty() && !numgap::io::is_etdump_run(path))
+        throw usage_error{std::string(flag) + " names a debug buffer, but run '" + path + "' is not an ETDump"};
+    policy.debug_buffer = debug_buffer;
+    return numgap::io::run_directory::open(path, policy);
+}
+
 int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
-    auto reference_run = numgap::io::run_directory::open(arguments.reference, arguments.reading);
-    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading);
+    auto reference_run = open_run(arguments.reference, arguments.reference_debug_buffer, "--reference-debug-buffer",
+                                  arguments.reading);
+    auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading);
     // Shapes from the .npy headers only help structural matching; reading them
     // costs one small read per file, so only when it may run.
     const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";

@@ -4,7 +4,11 @@
 #include <numgap/io/atomic_file.hpp>
 #include <numgap/io/confined_open.hpp>
 #include <numgap/io/crc32.hpp>
+#include <numgap/io/etdump.hpp>
+#include <numgap/io/etdump_run.hpp>
+#include <numgap/io/etdump_source.hpp>
 #include <numgap/io/file_descriptor.hpp>
+#include <numgap/io/flatbuffer.hpp>
 #include <numgap/io/inflate.hpp>
 #include <numgap/io/json.hpp>
 #include <numgap/io/little_endian.hpp>

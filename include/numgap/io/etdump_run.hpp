@@ -11,6 +11,7 @@
 //  - an event carrying one Tensor has the one tensor <key>; an event carrying
 //    a TensorList has the tensors <key>.0, <key>.1, ... (as the capture
 //    script keys a node's several outputs), even when the list holds one;
+//    an empty TensorList gives nothing;
 //  - repeats: when an event's key (or one of its list keys) is already taken
 //    by an earlier event, the event is keyed "<key>#2", or "#3", ... the
 //    first suffix that makes it and its list keys unique (an operator run
@@ -208,6 +209,7 @@ private:
     }
 
     void add_event(const etdump_debug_event& event, std::set<std::string, std::less<>>& taken) {
+        if (event.tensors.empty()) return; // an empty TensorList: no tensor, no node
         const std::string base = base_key(event);
         std::string key = base;
         std::vector<std::string> outputs = output_keys(event, key);

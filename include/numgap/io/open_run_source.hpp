@@ -2,6 +2,8 @@
 // numgap::io::detect_run_source and open_run_source: the one place that
 // decides what a run path is, from its content, and opens it with the source
 // for that kind. In order:
+//   a file (optionally followed by #run=N) with the
+//     ETDump identifier "ED00" at byte 8 or 4     -> etdump_source.hpp
 //   a directory                                   -> directory_source.hpp
 //   a file starting "PK\3\4" or "PK\5\6" (zip),
 //     or named *.npz                              -> npz_source.hpp
@@ -25,6 +27,7 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/io/directory_source.hpp>
+#include <numgap/io/etdump_source.hpp>
 #include <numgap/io/npz_source.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_source.hpp>
@@ -33,7 +36,7 @@
 
 namespace numgap::io {
 
-enum class run_source_kind { directory, npz, safetensors_file, safetensors_index };
+enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, etdump };
 
 namespace detail {
 
@@ -59,6 +62,8 @@ inline bool starts_like_json_object(std::span<const std::byte> head) noexcept {
 } // namespace detail
 
 inline run_source_kind detect_run_source(const std::filesystem::path& path) {
+    // First, because its path may carry a run selector (dump.etdp#run=1) and so not exist as given.
+    if (is_etdump_run(path)) return run_source_kind::etdump;
     std::error_code failure;
     const std::filesystem::file_status status = std::filesystem::status(path, failure);
     if (status.type() == std::filesystem::file_type::not_found)
@@ -84,7 +89,7 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
     }
     throw error(error_kind::format,
                 "run '" + path.string() +
-                    "' is neither a directory nor an .npz file (nor a safetensors file or *.index.json)",
+                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json or ETDump)",
                 error_location::in_file(path.string()));
 }
 
@@ -94,6 +99,7 @@ inline opened_run_source open_run_source(const std::filesystem::path& path, cons
     case run_source_kind::npz: return open_npz(path, policy);
     case run_source_kind::safetensors_file: return open_safetensors_file(path);
     case run_source_kind::safetensors_index: return open_sharded_safetensors(path, policy);
+    case run_source_kind::etdump: return open_etdump(path, policy);
     }
     NUMGAP_ASSERT(false);
     return {};
