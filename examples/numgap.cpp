@@ -284,13 +284,16 @@ private:
     clock::time_point last_{};
 };
 
-// Opens one run; its debug buffer (an ETDump's tensor data) is given by `flag`.
+// Opens one run and prints its notes (what open chose, e.g. the ETDump run read) on
+// stderr; its debug buffer (an ETDump's tensor data) is given by `flag`.
 numgap::io::run_directory open_run(const std::string& path, const std::string& debug_buffer, std::string_view flag,
                                    numgap::io::read_policy policy) {
     if (!debug_buffer.empty() && !numgap::io::is_etdump_run(path))
         throw usage_error{std::string(flag) + " names a debug buffer, but run '" + path + "' is not an ETDump"};
     policy.debug_buffer = debug_buffer;
-    return numgap::io::run_directory::open(path, policy);
+    numgap::io::run_directory run = numgap::io::run_directory::open(path, policy);
+    for (const std::string& note : run.notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
+    return run;
 }
 
 int run_compare(const compare_arguments& arguments) {
