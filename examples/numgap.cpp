@@ -9,8 +9,9 @@
 //                  [--debug-buffer FILE] [--reference-debug-buffer FILE]
 //   numgap demo [DIR]
 //
-// REF and TARGET are run directories, .npz files or safetensors runs; see the README for the
-// format. Exit status: 0 when at least one group was compared, every
+// REF and TARGET are run directories, .npz files, safetensors runs or ExecuTorch ETDumps
+// (with --debug-buffer / --reference-debug-buffer); see the README for the formats.
+// Exit status: 0 when at least one group was compared, every
 // compared group passes and at least half of the reference nodes with dumped
 // tensors were compared; 1 when any fails, when nothing was compared (every
 // row unmatched or missing: a CI gate must not pass vacuously) or when more

@@ -217,9 +217,13 @@ private:
             return taken.count(key) == 0 &&
                    std::none_of(outputs.begin(), outputs.end(), [&](const std::string& k) { return taken.count(k) != 0; });
         };
-        // Each suffix tried is a distinct key, so at most (events + 1) tries.
-        for (std::size_t occurrence = 2; !free(); ++occurrence) {
-            key = base + "#" + std::to_string(occurrence);
+        // The search for a free suffix resumes where the last event with this
+        // base key stopped, so an operator run n times costs O(n), not O(n^2);
+        // a failed try consumes a key some other event took.
+        std::size_t& occurrence = next_occurrence_[base];
+        while (!free()) {
+            occurrence = std::max<std::size_t>(occurrence, 2);
+            key = base + "#" + std::to_string(occurrence++);
             outputs = output_keys(event, key);
         }
         taken.insert(key);
@@ -292,6 +296,7 @@ private:
     std::vector<entry> entries_;     // event order
     std::vector<std::size_t> sorted_; // indices of entries_ by key
     std::vector<node_spec> nodes_;
+    std::map<std::string, std::size_t, std::less<>> next_occurrence_; // base key -> next "#n" to try (open only)
 };
 
 } // namespace numgap::io
