@@ -5,12 +5,13 @@
 //                  [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
 //                  [--dump-failing DIR] [--threads N]
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
-//                  [--allow-outside-run DIR]... [--max-inflated-mib N]
+//                  [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]
 //                  [--debug-buffer FILE] [--reference-debug-buffer FILE]
 //   numgap demo [DIR]
 //
-// REF and TARGET are run directories, .npz files, safetensors runs or ExecuTorch ETDumps
-// (with --debug-buffer / --reference-debug-buffer); see the README for the formats.
+// REF and TARGET are run directories, .npz files, safetensors runs, Polygraphy JSON
+// files (FILE#RUNNER@N) or ExecuTorch ETDumps (FILE#run=N, with --debug-buffer /
+// --reference-debug-buffer); see the README for the formats.
 // Exit status: 0 when at least one group was compared, every
 // compared group passes and at least half of the reference nodes with dumped
 // tensors were compared; 1 when any fails, when nothing was compared (every
@@ -62,14 +63,16 @@ constexpr std::string_view usage_text =
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "                 [--dump-failing DIR] [--threads N]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
-    "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
+    "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
     "                 [--debug-buffer FILE] [--reference-debug-buffer FILE]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
     "REF and TARGET are run directories (.npy files and/or *.safetensors, optional graph.json),\n"
-    "  .npz files, safetensors files, a sharded safetensors *.index.json, or an ExecuTorch\n"
-    "  ETDump (recognised by content; DUMP#run=N picks one of several runs, 0-based).\n"
+    "  .npz files, safetensors files, a sharded safetensors *.index.json, or a Polygraphy\n"
+    "  --save-outputs JSON (FILE#RUNNER picks a runner, FILE#RUNNER@N its iteration N; without\n"
+    "  it the first runner's iteration 0, said on stderr). The kind is read from the content.\n"
+    "  An ExecuTorch ETDump is a run too (FILE#run=N picks one of several runs, 0-based):\n"
     "  --debug-buffer FILE            the debug buffer holding the target ETDump's tensors\n"
     "  --reference-debug-buffer FILE  the same for a reference ETDump\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
@@ -98,6 +101,9 @@ constexpr std::string_view usage_text =
     "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
     "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
     "  limit on one compressed (.npz) tensor.\n"
+    "A run that is a file (.npz, safetensors, Polygraphy JSON) takes its graph and tensor\n"
+    "  metadata (dtype, scale, zero point, axis order) from a graph.json next to it, or from\n"
+    "  --overlay FILE (used for every run that is a file; keys are the file's own keys).\n"
     "Exit status: 0 at least one group was compared, every compared group passes and at\n"
     "  least half of the reference nodes with dumped tensors were compared;\n"
     "  1 some group fails, nothing was compared (every row unmatched or missing), or more\n"
@@ -121,6 +127,7 @@ struct compare_arguments {
     numgap::repair_mode repair = numgap::repair_mode::on;
     numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
     std::string reference_debug_buffer, target_debug_buffer; // ETDump runs' --*debug-buffer
+    std::optional<std::filesystem::path> overlay; // --overlay: graph.json for container runs
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -199,6 +206,8 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.reference_debug_buffer = take_value();
         else if (flag == "--max-inflated-mib")
             parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
+        else if (flag == "--overlay")
+            parsed.overlay = std::filesystem::path(take_value());
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }
@@ -285,23 +294,28 @@ private:
     clock::time_point last_{};
 };
 
-// Opens one run and prints its notes (what open chose, e.g. the ETDump run read) on
-// stderr; its debug buffer (an ETDump's tensor data) is given by `flag`.
+// Opens one run; its debug buffer (an ETDump's tensor data) is given by `flag`.
 numgap::io::run_directory open_run(const std::string& path, const std::string& debug_buffer, std::string_view flag,
-                                   numgap::io::read_policy policy) {
+                                   numgap::io::read_policy policy,
+                                   const std::optional<std::filesystem::path>& overlay) {
     if (!debug_buffer.empty() && !numgap::io::is_etdump_run(path))
         throw usage_error{std::string(flag) + " names a debug buffer, but run '" + path + "' is not an ETDump"};
     policy.debug_buffer = debug_buffer;
-    numgap::io::run_directory run = numgap::io::run_directory::open(path, policy);
-    for (const std::string& note : run.notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
-    return run;
+    return numgap::io::run_directory::open(path, policy, overlay);
 }
 
 int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
+    // --overlay describes the runs that are files; a directory has its own graph.json.
+    const auto overlay_for = [&](const std::string& run) {
+        return std::filesystem::is_directory(run) ? std::nullopt : arguments.overlay;
+    };
     auto reference_run = open_run(arguments.reference, arguments.reference_debug_buffer, "--reference-debug-buffer",
-                                  arguments.reading);
-    auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading);
+                                  arguments.reading, overlay_for(arguments.reference));
+    auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading,
+                               overlay_for(arguments.target));
+    for (const auto* run : {&reference_run, &target_run})
+        for (const std::string& note : run->notes()) std::fprintf(stderr, "numgap: %s\n", note.c_str());
     // Shapes from the .npy headers only help structural matching; reading them
     // costs one small read per file, so only when it may run.
     const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";

@@ -120,4 +120,24 @@ inline void load_every_tensor(const std::filesystem::path& path) {
     }
 }
 
+// The shape of a single-file target: `parse(bytes)` straight from the bytes
+// (a numgap::error is a refusal), then the bytes written as `file_name` in
+// the scratch directory and opened as a run (detected by content) with every
+// tensor loaded.
+template <class Parse>
+void parse_then_load_as_run(std::span<const std::byte> bytes, const char* file_name, Parse&& parse) {
+    try {
+        parse(bytes);
+    } catch (const error& failure) {
+        refused(failure);
+    }
+    const std::filesystem::path path = scratch_directory() / file_name;
+    if (!write_file(path, bytes)) environment_failure("cannot write '" + path.string() + "'");
+    try {
+        load_every_tensor(path);
+    } catch (const error& failure) {
+        refused(failure);
+    }
+}
+
 } // namespace numgap::fuzz

@@ -5,6 +5,7 @@ Pure standard library (no numpy), deterministic (zip timestamps are pinned), so
 re-running gives identical bytes. Seeds are small on purpose: libFuzzer grows
 them; they only need to reach each format's main paths.
 """
+import base64
 import io
 import json
 import os
@@ -167,6 +168,18 @@ def safetensors(entries, metadata=None, pad_header=0):
     return struct.pack("<Q", len(text)) + text + blob
 
 
+def polygraphy(runners, encode="lazy"):
+    """A Polygraphy RunResults JSON: runners are (name, [iteration outputs {name: npy bytes}])."""
+    def array(data):
+        if encode == "latin1":
+            return {"array": data.decode("latin-1"), "__polygraphy_encoded_ndarray": "polygraphy_serialized_json_type"}
+        plain = {"array": base64.b64encode(data).decode(), "polygraphy_class": "ndarray"}
+        return {"values": plain, "polygraphy_class": "LazyArray"} if encode == "lazy" else plain
+    lst = [[name, [{"outputs": {k: array(v) for k, v in outputs.items()}, "runtime": 0.001, "runner_name": name,
+                    "polygraphy_class": "IterationResult"} for outputs in iterations]] for name, iterations in runners]
+    return json.dumps({"lst": lst, "polygraphy_class": "RunResults"}, indent=4).encode()
+
+
 def write(target, name, data):
     folder = os.path.join(CORPUS, target)
     os.makedirs(folder, exist_ok=True)
@@ -293,6 +306,12 @@ def main():
         ("fp8", "F8_E4M3", [2], bytes([0x38, 0xb8])), ("i64", "I64", [1], pack("<q", [5]))]))
     write("safetensors", "padded_misaligned.safetensors", safetensors([
         ("odd", "U8", [1], b"x"), ("f32", "F32", [2], pack("<f", [1.0, 2.0]))], pad_header=3))
+    small = npy("<f4", [2], pack("<f", [1.0, -2.0]))
+    write("polygraphy_json", "two_runners.json", polygraphy([
+        ("onnxrt-runner-N0", [{"x": small, "y": npy("<f2", [1], pack("<e", [0.5]))}]),
+        ("trt-runner-N0", [{"x": small}, {"x": npy("|u1", [3], b"abc")}])]))
+    write("polygraphy_json", "plain_ndarray.json", polygraphy([("r", [{"x": small}])], encode="plain"))
+    write("polygraphy_json", "latin1.json", polygraphy([("r", [{"x": small}])], encode="latin1"))
     # ETDump: the fuzz target uses the file itself as the debug buffer, so
     # offsets point into the file (small offsets land in its first bytes).
     write("etdump", "every_kind.etdp", etdump([("forward", [

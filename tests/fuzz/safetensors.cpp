@@ -37,18 +37,6 @@ void read_header_entries(std::span<const std::byte> bytes) {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    const std::span<const std::byte> bytes = numgap::fuzz::as_bytes(data, size);
-    try {
-        read_header_entries(bytes);
-    } catch (const numgap::error& failure) {
-        numgap::fuzz::refused(failure);
-    }
-    static const std::filesystem::path path = numgap::fuzz::scratch_directory() / "fuzz.safetensors";
-    if (!numgap::fuzz::write_file(path, bytes)) numgap::fuzz::environment_failure("cannot write '" + path.string() + "'");
-    try {
-        numgap::fuzz::load_every_tensor(path);
-    } catch (const numgap::error& failure) {
-        numgap::fuzz::refused(failure);
-    }
+    numgap::fuzz::parse_then_load_as_run(numgap::fuzz::as_bytes(data, size), "fuzz.safetensors", read_header_entries);
     return 0;
 }

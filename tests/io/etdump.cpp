@@ -231,11 +231,10 @@ TEST_CASE("etdump: several runs need #run=N; the error lists them") {
     CHECK(element<float>(chosen.view(*chosen.find("x")), 0) == 2.0f);
     CHECK(contains(error_of([&] { (void)open_etdump(dump, buffer.bytes(), 2); }), "#run=2 does not exist"));
 
-    const auto selected = numgap::io::split_etdump_run_selector("out/dump.etdp#run=12");
-    CHECK(selected.file == "out/dump.etdp");
-    CHECK(selected.run == std::size_t(12));
-    CHECK_FALSE(numgap::io::split_etdump_run_selector("dump.etdp").run.has_value());
-    CHECK(contains(error_of([] { (void)numgap::io::split_etdump_run_selector("d.etdp#run=x"); }), "#run=N"));
+    CHECK(numgap::io::parse_etdump_run_selector("run=12", "d.etdp") == 12);
+    CHECK(contains(error_of([] { (void)numgap::io::parse_etdump_run_selector("run=x", "d.etdp"); }),
+                   "the selector must be #run=N with N a run index (0, 1, ...), not '#run=x'"));
+    CHECK(contains(error_of([] { (void)numgap::io::parse_etdump_run_selector("trt-runner", "d.etdp"); }), "#run=N"));
 }
 
 TEST_CASE("etdump: scalar types numgap does not compute with are refused per tensor, naming the event") {

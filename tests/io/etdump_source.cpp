@@ -73,9 +73,11 @@ TEST_CASE("etdump runs: detected by content, buffer from the policy, #run=N, gra
     const auto dump_path = directory.write("dump.data", dump);
     const auto buffer_path = directory.write("debug.bin", buffer.bytes());
     CHECK(numgap::io::detect_run_source(dump_path) == numgap::io::run_source_kind::etdump);
-    CHECK(numgap::io::detect_run_source(directory / "dump.data#run=1") == numgap::io::run_source_kind::etdump);
-    CHECK(contains(error_of([&] { (void)numgap::io::detect_run_source(buffer_path); }),
-                   "nor a safetensors file, *.index.json or ETDump"));
+    CHECK(numgap::io::is_etdump_run(directory / "dump.data#run=1"));
+    CHECK_FALSE(numgap::io::is_etdump_run(buffer_path));
+    CHECK(contains(error_of([&] { (void)numgap::io::detect_run_source(buffer_path); }), "or ETDump)"));
+    CHECK(contains(error_of([&] { (void)run_directory::open(dump_path.string() + "#onnxrt", with_buffer(buffer_path)); }),
+                   "the selector must be #run=N"));
 
     CHECK(contains(error_of([&] { (void)run_directory::open(dump_path, with_buffer(buffer_path)); }),
                    "holds 2 runs; choose one by appending #run=N"));
@@ -100,6 +102,26 @@ TEST_CASE("etdump runs: detected by content, buffer from the policy, #run=N, gra
     CHECK(contains(error_of([&] { (void)run_directory::open(directory / "dump.data#run=1"); }), "--debug-buffer FILE"));
     CHECK(contains(error_of([&] { (void)run_directory::open(dump_path.string() + "#run=1", with_buffer(directory / "nope.bin")); }),
                    "cannot open debug buffer"));
+}
+
+TEST_CASE("etdump runs: an overlay graph.json next to the ETDump adds quantization and keeps the event graph") {
+    numgap_test::temp_directory directory;
+    et::debug_buffer buffer;
+    const auto raw = buffer.add(std::vector<std::uint8_t>{128, 130, 126});
+    const auto dump = et::file({et::run_data(
+        "r", {et::debug_event({.name = "q_out"}, et::tensor_value(et::tensor(et::uint8, {3}, raw))),
+              et::debug_event({.name = "later"}, et::tensor_value(et::tensor(et::uint8, {3}, raw)))})});
+    directory.write("graph.json", R"({"tensors": {"q_out": {"scale": 0.5, "zero_point": 128}}})");
+    const run_directory run =
+        run_directory::open(directory.write("qnn.etdp", dump), with_buffer(directory.write("debug.bin", buffer.bytes())));
+    const numgap::io::loaded_tensor q_out = run.load("q_out");
+    REQUIRE(q_out.view().is_quantized());
+    CHECK(q_out.view().quant().scale == 0.5f);
+    CHECK(q_out.view().quant().zero_point == 128);
+    const numgap::basic_graph graph = numgap::run_graph(run);
+    REQUIRE(graph.num_nodes() == 2);
+    CHECK(graph.node_name(0) == "q_out");
+    CHECK(graph.node_name(1) == "later");
 }
 
 TEST_CASE("etdump runs: an ETDump target against a .npy reference, by name") {

@@ -20,6 +20,7 @@
 #include <numgap/io/safetensors.hpp>
 #include <numgap/metric/metric_set.hpp>
 
+#include "end_to_end.hpp"
 #include "safetensors_builder.hpp"
 #include "temp_directory.hpp"
 
@@ -316,25 +317,15 @@ TEST_CASE("safetensors runs: a .npy reference against bf16 and f16 safetensors t
                      safetensors_file({{"x", "F16", "[3]", bytes_of<std::uint16_t>({0x3C01, 0xC000, 0x3E00})},
                                        {"a", "F16", "[3]", bytes_of<std::uint16_t>({0x3800, 0x4400, 0xBC00})},
                                        {"b", "F16", "[3]", bytes_of<std::uint16_t>({0xBC00, 0xC000, 0xC200})}}));
-    numgap::metric_set metrics = numgap::metric_set::defaults();
-    metrics.add(numgap::max_abs{});
-    numgap::basic_graph graph;
-    graph.add_node("x", "input", {});
-    graph.add_node("a", "op_a", {0});
-    graph.add_node("b", "op_b", {1});
+    const numgap::metric_set metrics = numgap_test::defaults_and_max_abs();
+    const numgap::basic_graph graph = numgap_test::chain_x_a_b();
     const run_directory reference = run_directory::open(reference_dir.path());
     for (const auto& [file, ulp] : {std::pair{"bf16.safetensors", 0.0078125}, std::pair{"f16/f16.safetensors", 0.0009765625}}) {
         CAPTURE(file);
         const run_directory target = run_directory::open(target_dir / file);
         const auto report = numgap::compare_runs(graph, graph, reference, target, metrics);
         REQUIRE(report.groups.size() == 3);
-        const auto max_abs = [&](const std::string& node) {
-            for (const auto& group : report.groups)
-                if (group.reference_nodes == std::vector<std::string>{node} && group.find_metric("max_abs"))
-                    return group.find_metric("max_abs")->value;
-            FAIL("no max_abs for " << node);
-            return -1.0;
-        };
+        const auto max_abs = [&](const std::string& node) { return numgap_test::metric_value(report, node, "max_abs"); };
         CHECK(max_abs("x") == ulp);
         CHECK(max_abs("a") == 0.0);
         CHECK(max_abs("b") == 6.0);

@@ -71,25 +71,20 @@
 
 namespace numgap::io {
 
-// "dump.etdp#run=2" -> {"dump.etdp", 2}; a path without the suffix -> {path, nullopt}.
-struct etdump_path {
-    std::filesystem::path file;
-    std::optional<std::size_t> run;
-};
-
-inline etdump_path split_etdump_run_selector(const std::filesystem::path& path) {
-    const std::string text = path.string();
-    const std::size_t mark = text.rfind("#run=");
-    if (mark == std::string::npos) return {path, std::nullopt};
-    const std::string number = text.substr(mark + 5);
-    std::size_t run = 0;
+// The run index a path's selector names: "run=N" (from "dump.etdp#run=N",
+// split off by open_run_source.hpp) -> N; `file` names the ETDump in errors.
+inline std::size_t parse_etdump_run_selector(std::string_view selector, const std::string& file) {
+    constexpr std::string_view prefix = "run=";
+    const std::string_view number = selector.starts_with(prefix) ? selector.substr(prefix.size()) : std::string_view();
     if (number.empty() || number.size() > 9 ||
         !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
         throw error(error_kind::usage,
-                    "'" + text + "': the run selector must be #run=N with N a run index (0, 1, ...), not '#run=" + number + "'",
-                    error_location::in_file(text.substr(0, mark)));
+                    "ETDump '" + file + "': the selector must be #run=N with N a run index (0, 1, ...), not '#" +
+                        std::string(selector) + "'",
+                    error_location::in_file(file));
+    std::size_t run = 0;
     for (char c : number) run = run * 10 + std::size_t(c - '0');
-    return {text.substr(0, mark), run};
+    return run;
 }
 
 class etdump_tensors {

@@ -4,9 +4,9 @@
 // etdump_run.hpp's; this file opens the files and serves loads.
 //
 // The run path is the ETDump file, optionally followed by "#run=N" to pick
-// one of several runs (dump.etdp#run=1). It is recognised by its content
-// (etdump.hpp: the "ED00" identifier after the size prefix, or after the root
-// offset), whatever its name. The debug buffer is read_policy::debug_buffer
+// one of several runs (dump.etdp#run=1; open_run_source.hpp splits it off).
+// It is recognised by its content (etdump.hpp: the "ED00" identifier after
+// the size prefix, or after the root offset), whatever its name. The debug buffer is read_policy::debug_buffer
 // (CLI: --debug-buffer FILE for the target, --reference-debug-buffer FILE for
 // the reference); both files are opened as given, like any file named as a
 // run (the user named them), and mapped for the run's lifetime.
@@ -14,12 +14,13 @@
 // The manifest has a graph: one node per tensor event, in event order (so
 // run_graph's topological order is the execution order), with the integer
 // delegate debug id as debug handle; one tensor_spec per key. notes() says
-// which run of the file was read.
+// which run of the file was read. An overlay graph.json (run_overlay.hpp)
+// next to the ETDump adds tensor metadata (quantization of raw integer
+// outputs, axis order) and, when it lists nodes, replaces the event graph.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -27,7 +28,6 @@
 #include <vector>
 
 #include <fcntl.h>
-#include <unistd.h>
 
 #include <numgap/core/error.hpp>
 #include <numgap/io/etdump.hpp>
@@ -66,35 +66,22 @@ private:
     etdump_tensors tensors_;
 };
 
-// Whether `path` (with or without a #run=N suffix) is an ETDump file. Never
-// throws: anything unreadable is simply not one (its own detection reports it).
-inline bool is_etdump_run(const std::filesystem::path& path) noexcept {
-    try {
-        const etdump_path split = split_etdump_run_selector(path);
-        std::error_code failure;
-        if (!std::filesystem::is_regular_file(split.file, failure)) return false;
-        const file_descriptor file = detail::open_run_file(split.file);
-        std::byte head[12];
-        const ::ssize_t got = ::pread(file.get(), head, sizeof head, 0);
-        return got > 0 && has_etdump_signature(std::span<const std::byte>(head, std::size_t(got)));
-    } catch (...) {
-        return false;
-    }
-}
-
-inline opened_run_source open_etdump(const std::filesystem::path& path, const read_policy& policy) {
-    const etdump_path split = split_etdump_run_selector(path);
+// Opens the ETDump `file`; `selector` is what followed '#' in the run path ("run=N").
+inline opened_run_source open_etdump(const std::filesystem::path& file, const std::optional<std::string>& selector,
+                                     const read_policy& policy) {
+    std::optional<std::size_t> run_index;
+    if (selector) run_index = parse_etdump_run_selector(*selector, file.string());
     std::optional<file_descriptor> buffer;
     if (!policy.debug_buffer.empty()) {
         buffer.emplace(::open(policy.debug_buffer.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
         if (!buffer->valid())
             throw error(error_kind::io,
                         "cannot open debug buffer '" + policy.debug_buffer.string() + "' of ETDump '" +
-                            split.file.string() + "': " + std::generic_category().message(errno),
+                            file.string() + "': " + std::generic_category().message(errno),
                         error_location::in_file(policy.debug_buffer.string()));
     }
     etdump_tensors tensors;
-    tensors.open(detail::open_run_file(split.file), split.file, std::move(buffer), policy.debug_buffer, split.run);
+    tensors.open(detail::open_run_file(file), file, std::move(buffer), policy.debug_buffer, run_index);
     opened_run_source opened;
     opened.total_bytes = tensors.total_bytes();
     opened.manifest.has_graph = true;
@@ -109,8 +96,8 @@ inline opened_run_source open_etdump(const std::filesystem::path& path, const re
     detail::merge_specs(opened.manifest, std::move(specs));
     const std::vector<etdump_run_data>& runs = tensors.contents().runs;
     if (!runs.empty()) {
-        const std::size_t chosen = split.run.value_or(0);
-        opened.notes.push_back("ETDump '" + split.file.string() + "': read run #run=" + std::to_string(chosen) + " '" +
+        const std::size_t chosen = run_index.value_or(0);
+        opened.notes.push_back("ETDump '" + file.string() + "': read run #run=" + std::to_string(chosen) + " '" +
                                runs[chosen].name + "' of " + std::to_string(runs.size()) + ", " +
                                std::to_string(tensors.entries().size()) + " tensors from " +
                                std::to_string(tensors.nodes().size()) + " debug events");

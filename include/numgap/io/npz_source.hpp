@@ -6,7 +6,8 @@
 // place; deflated ones are inflated into an owned buffer after their .npy
 // header has been checked against the member's declared size (a bomb costs
 // the first bytes of its stream, not its claimed size; limits in npz.hpp and
-// read_policy.hpp). No graph: a graph.json next to an .npz is not read.
+// read_policy.hpp). No graph of its own; an overlay graph.json may give one
+// (run_overlay.hpp).
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>

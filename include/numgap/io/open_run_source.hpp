@@ -2,22 +2,33 @@
 // numgap::io::detect_run_source and open_run_source: the one place that
 // decides what a run path is, from its content, and opens it with the source
 // for that kind. In order:
-//   a file (optionally followed by #run=N) with the
-//     ETDump identifier "ED00" at byte 8 or 4     -> etdump_source.hpp
 //   a directory                                   -> directory_source.hpp
 //   a file starting "PK\3\4" or "PK\5\6" (zip),
 //     or named *.npz                              -> npz_source.hpp
 //   a file starting with an 8-byte length and '{' -> safetensors_source.hpp
+//   a file with the ETDump identifier "ED00" at
+//     byte 8 (size-prefixed) or 4                 -> etdump_source.hpp
 //   a file named *.index.json                     -> sharded safetensors
+//   a JSON object whose first 4 KiB name a Polygraphy member ("lst",
+//     "outputs", "polygraphy_class", "__polygraphy_encoded_...")
+//                                                 -> polygraphy_source.hpp
 // Anything else is refused with an error naming the run and the kinds tried.
-// Only the first bytes of a file are read to decide (kSniffBytes).
+// Only the first run_sniff_bytes of a file are read to decide.
+//
+// Selectors: a path that does not exist but whose part before the last '#'
+// is a regular file is that file with a selector (`out.json#RUNNER@N`,
+// `dump.etdp#run=N`); only sources that take one accept it (Polygraphy JSON,
+// ETDump), others refuse it.
 //
 // To add a kind: a value in run_source_kind, a test on the sniffed bytes
 // below (magic bytes first, the name only where the content cannot tell), a
-// case in open_run_source, and a line in the table above.
+// case in open_run_source_of_kind, and a line in the table above. Every kind
+// but a directory is a container whose graph may come from an overlay
+// (run_overlay.hpp).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -29,18 +40,27 @@
 #include <numgap/io/directory_source.hpp>
 #include <numgap/io/etdump_source.hpp>
 #include <numgap/io/npz_source.hpp>
+#include <numgap/io/polygraphy_source.hpp>
 #include <numgap/io/read_policy.hpp>
+#include <numgap/io/run_overlay.hpp>
 #include <numgap/io/run_source.hpp>
 #include <numgap/io/safetensors.hpp>
 #include <numgap/io/safetensors_source.hpp>
 
 namespace numgap::io {
 
-enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, etdump };
+enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, polygraphy_json, etdump };
+
+// A run path split into the file and what followed its last '#', if the
+// whole path does not exist but the part before '#' is a regular file.
+struct run_path {
+    std::filesystem::path file;
+    std::optional<std::string> selector;
+};
 
 namespace detail {
 
-inline constexpr std::size_t run_sniff_bytes = 64;
+inline constexpr std::size_t run_sniff_bytes = 4096;
 
 inline bool starts_with_bytes(std::span<const std::byte> head, std::string_view magic) noexcept {
     if (head.size() < magic.size()) return false;
@@ -59,11 +79,26 @@ inline bool starts_like_json_object(std::span<const std::byte> head) noexcept {
     return false;
 }
 
+inline bool mentions_polygraphy_member(std::span<const std::byte> head) noexcept {
+    const std::string_view text(reinterpret_cast<const char*>(head.data()), head.size());
+    for (const std::string_view marker : {"\"lst\"", "\"outputs\"", "\"polygraphy_class\"", "\"__polygraphy_encoded_"})
+        if (text.find(marker) != std::string_view::npos) return true;
+    return false;
+}
+
 } // namespace detail
 
+inline run_path split_run_selector(const std::filesystem::path& path) {
+    std::error_code failure;
+    const std::string text = path.string();
+    const std::size_t hash = text.rfind('#');
+    if (hash == std::string::npos || std::filesystem::exists(path, failure)) return {path, std::nullopt};
+    const std::filesystem::path file = text.substr(0, hash);
+    if (!std::filesystem::is_regular_file(file, failure)) return {path, std::nullopt};
+    return {file, text.substr(hash + 1)};
+}
+
 inline run_source_kind detect_run_source(const std::filesystem::path& path) {
-    // First, because its path may carry a run selector (dump.etdp#run=1) and so not exist as given.
-    if (is_etdump_run(path)) return run_source_kind::etdump;
     std::error_code failure;
     const std::filesystem::file_status status = std::filesystem::status(path, failure);
     if (status.type() == std::filesystem::file_type::not_found)
@@ -83,26 +118,70 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
             path.extension() == ".npz")
             return run_source_kind::npz;
         if (has_safetensors_signature(sniffed)) return run_source_kind::safetensors_file;
+        if (has_etdump_signature(sniffed)) return run_source_kind::etdump;
         // The name decides here (a JSON object is all the content says); a
         // damaged index is then reported by the index reader, not as "no run".
         if (path.filename().string().ends_with(".index.json")) return run_source_kind::safetensors_index;
+        if (detail::starts_like_json_object(sniffed) && detail::mentions_polygraphy_member(sniffed))
+            return run_source_kind::polygraphy_json;
     }
     throw error(error_kind::format,
                 "run '" + path.string() +
-                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json or ETDump)",
+                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json, Polygraphy JSON "
+                    "or ETDump)",
                 error_location::in_file(path.string()));
 }
 
-inline opened_run_source open_run_source(const std::filesystem::path& path, const read_policy& policy = {}) {
-    switch (detect_run_source(path)) {
+// Whether `given` (possibly with a '#' selector) is an ETDump file; never
+// throws (what is no run at all is reported when it is opened).
+inline bool is_etdump_run(const std::filesystem::path& given) noexcept {
+    try {
+        return detect_run_source(split_run_selector(given).file) == run_source_kind::etdump;
+    } catch (...) {
+        return false;
+    }
+}
+
+namespace detail {
+inline opened_run_source open_run_source_of_kind(run_source_kind kind, const std::filesystem::path& path,
+                                                 const std::optional<std::string>& selector, const read_policy& policy) {
+    switch (kind) {
     case run_source_kind::directory: return directory_source::open(path, policy);
     case run_source_kind::npz: return open_npz(path, policy);
     case run_source_kind::safetensors_file: return open_safetensors_file(path);
     case run_source_kind::safetensors_index: return open_sharded_safetensors(path, policy);
-    case run_source_kind::etdump: return open_etdump(path, policy);
+    case run_source_kind::polygraphy_json: return open_polygraphy_json(path, selector);
+    case run_source_kind::etdump: return open_etdump(path, selector, policy);
     }
     NUMGAP_ASSERT(false);
     return {};
+}
+} // namespace detail
+
+// Opens the run at `given` (a path, possibly with a '#' selector). A
+// container run (every kind but a directory) takes its graph and tensor
+// metadata from `overlay` when given, else from a graph.json next to it
+// (run_overlay.hpp); a directory has its own graph.json, and an overlay given
+// for one is an error.
+inline opened_run_source open_run_source(const std::filesystem::path& given, const read_policy& policy = {},
+                                         const std::optional<std::filesystem::path>& overlay = std::nullopt) {
+    const auto [path, selector] = split_run_selector(given);
+    const run_source_kind kind = detect_run_source(path);
+    if (selector && kind != run_source_kind::polygraphy_json && kind != run_source_kind::etdump)
+        throw error(error_kind::usage,
+                    "run '" + given.string() + "': '#" + *selector + "' selects a runner or run, but '" + path.string() +
+                        "' is neither a Polygraphy JSON nor an ETDump",
+                    error_location::in_file(path.string()));
+    if (overlay && kind == run_source_kind::directory)
+        throw error(error_kind::usage,
+                    "run '" + path.string() + "' is a directory: it takes its graph from its own graph.json, not from "
+                    "the overlay '" + overlay->string() + "'",
+                    error_location::in_file(path.string()));
+    opened_run_source opened = detail::open_run_source_of_kind(kind, path, selector, policy);
+    if (kind != run_source_kind::directory)
+        if (auto read = read_run_overlay(path, overlay, policy))
+            apply_run_overlay(opened, read->first, read->second, given.string());
+    return opened;
 }
 
 } // namespace numgap::io

@@ -5,7 +5,9 @@
 // A run is any container open_run_source.hpp recognises by its content: a
 // directory of .npy/raw/safetensors files with an optional graph.json
 // (directory_source.hpp), an .npz (npz_source.hpp), a safetensors file or a
-// sharded set's *.index.json (safetensors_source.hpp). Each source's header
+// sharded set's *.index.json (safetensors_source.hpp), a Polygraphy JSON
+// (polygraphy_source.hpp); a container's graph may come from an overlay
+// graph.json (run_overlay.hpp). Each source's header
 // states its exact rules (keys, dtypes, order, limits); this class is the one
 // interface over all of them: keys sorted, load() by key, graph.json's nodes
 // in manifest() when the container has a graph.
@@ -43,10 +45,13 @@ namespace numgap::io {
 
 class run_directory {
 public:
-    static run_directory open(const std::filesystem::path& path, const read_policy& policy = {}) {
+    // `overlay`: a graph.json for a container run (run_overlay.hpp); without
+    // it, a graph.json next to a run file is used when there is one.
+    static run_directory open(const std::filesystem::path& path, const read_policy& policy = {},
+                              const std::optional<std::filesystem::path>& overlay = std::nullopt) {
         run_directory run;
         run.path_ = path;
-        opened_run_source opened = open_run_source(path, policy);
+        opened_run_source opened = open_run_source(path, policy, overlay);
         run.manifest_ = std::move(opened.manifest);
         run.source_ = std::move(opened.source);
         run.total_bytes_ = opened.total_bytes;

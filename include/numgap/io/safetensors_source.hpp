@@ -4,8 +4,8 @@
 // *.index.json (its "weight_map" names the shards, resolved beneath the
 // index's folder and the allowed roots like any file a run names). Keys are
 // the safetensors keys, sorted; tensors are mapped, never copied (except data
-// misaligned for its dtype, see loaded_tensor.hpp). Neither has a graph: a
-// graph.json next to them is not read (use a directory holding the files).
+// misaligned for its dtype, see loaded_tensor.hpp). Neither has a graph of
+// its own; an overlay graph.json may give one (run_overlay.hpp).
 //
 // The helpers below (safetensors_specs, load_safetensors_tensor) also serve
 // directory_source.hpp, whose *.safetensors files are tensors of the run too.
