@@ -122,6 +122,11 @@ TEST_CASE("etdump runs: an overlay graph.json next to the ETDump adds quantizati
     REQUIRE(graph.num_nodes() == 2);
     CHECK(graph.node_name(0) == "q_out");
     CHECK(graph.node_name(1) == "later");
+
+    directory.write("graph.json", R"({"tensors": {"q_out": {"dtype": "int8"}}})");
+    const run_directory wrong =
+        run_directory::open(directory / "qnn.etdp", with_buffer(directory / "debug.bin"));
+    CHECK(contains(error_of([&] { (void)wrong.load("q_out"); }), "the overlay gives dtype int8 but ETDump"));
 }
 
 TEST_CASE("etdump runs: an ETDump target against a .npy reference, by name") {

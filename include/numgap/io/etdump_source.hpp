@@ -17,6 +17,7 @@
 // which run of the file was read. An overlay graph.json (run_overlay.hpp)
 // next to the ETDump adds tensor metadata (quantization of raw integer
 // outputs, axis order) and, when it lists nodes, replaces the event graph.
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -49,6 +50,12 @@ public:
         std::unique_ptr<detail::loaded_tensor_state> state = detail::start_loading(spec, tensors_.file());
         state->mapping = tensors_.buffer_mapping();
         state->view = tensors_.view(*entry);
+        if (spec.type && *spec.type != state->view.type()) // an overlay's dtype must be the stored one
+            throw error(error_kind::dtype,
+                        "the overlay gives dtype " + std::string(name_of(*spec.type)) + " but ETDump '" +
+                            tensors_.file() + "' stores tensor '" + spec.key + "' as " +
+                            std::string(name_of(state->view.type())),
+                        error_location::at_item(tensors_.file(), spec.key));
         detail::finish_loaded_tensor(spec, *state, tensors_.file() + "' event '" + spec.key);
         return loaded_tensor(std::move(state));
     }
