@@ -315,7 +315,7 @@ int run_compare(const compare_arguments& arguments) {
     auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading,
                                overlay_for(arguments.target));
     for (const auto* run : {&reference_run, &target_run})
-        for (const std::string& note : run->notes()) std::fprintf(stderr, "numgap: %s\n", note.c_str());
+        for (const std::string& note : run->notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
     // Shapes from the .npy headers only help structural matching; reading them
     // costs one small read per file, so only when it may run.
     const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";

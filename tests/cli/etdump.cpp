@@ -1,6 +1,6 @@
 // The CLI on ExecuTorch ETDump runs: `numgap compare REF DUMP --debug-buffer
-// FILE` (and --reference-debug-buffer), the note saying which run was read,
-// DUMP#run=N, and the usage errors of the two flags.
+// FILE` (and --reference-debug-buffer), the note saying which run was read
+// (escaped for the terminal), DUMP#run=N, and the usage errors of the two flags.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -73,6 +73,18 @@ TEST_CASE("cli: an ETDump target with --debug-buffer; #run=N picks the run, the 
     const cli_result no_buffer = run_cli({"compare", reference, dump + "#run=0"}, dir);
     CHECK(no_buffer.status == 2);
     CHECK(no_buffer.err.find("--debug-buffer FILE") != std::string::npos);
+
+    // The run name comes from the file: printed through terminal_text, never raw.
+    et::debug_buffer one;
+    const auto at = one.add(std::vector<float>{1.0f, -2.0f, 3.0f});
+    write_bytes(dir / "hostile.etdp",
+                et::file({et::run_data("evil\x1b[2J\r", {et::debug_event({.name = "a"},
+                                                                        et::tensor_value(et::tensor(et::float32, {3}, at)))})}));
+    write_bytes(dir / "hostile.bin", one.bytes());
+    const cli_result hostile =
+        run_cli({"compare", reference, (dir / "hostile.etdp").string(), "--debug-buffer", (dir / "hostile.bin").string()}, dir);
+    CHECK(hostile.err.find("read run #run=0 'evil") != std::string::npos);
+    CHECK(hostile.err.find('\x1b') == std::string::npos);
 
     const cli_result not_etdump = run_cli({"compare", reference, reference, "--debug-buffer", buffer}, dir);
     CHECK(not_etdump.status == 2);
