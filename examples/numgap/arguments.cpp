@@ -81,6 +81,10 @@ compare_arguments parse_compare(std::span<char*> args) {
         }
         else if (flag == "--allow-outside-run")
             parsed.reading.allowed_roots.emplace_back(take_value());
+        else if (flag == "--debug-buffer")
+            parsed.target_debug_buffer = take_value();
+        else if (flag == "--reference-debug-buffer")
+            parsed.reference_debug_buffer = take_value();
         else if (flag == "--max-inflated-mib")
             parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
         else if (flag == "--overlay")

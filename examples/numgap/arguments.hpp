@@ -27,6 +27,7 @@ inline constexpr std::string_view usage_text =
     "                 [--dump-failing DIR] [--threads N]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
     "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
+    "                 [--debug-buffer FILE] [--reference-debug-buffer FILE]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
@@ -34,6 +35,9 @@ inline constexpr std::string_view usage_text =
     "  .npz files, safetensors files, a sharded safetensors *.index.json, or a Polygraphy\n"
     "  --save-outputs JSON (FILE#RUNNER picks a runner, FILE#RUNNER@N its iteration N; without\n"
     "  it the first runner's iteration 0, said on stderr). The kind is read from the content.\n"
+    "  An ExecuTorch ETDump is a run too (FILE#run=N picks one of several runs, 0-based):\n"
+    "  --debug-buffer FILE            the debug buffer holding the target ETDump's tensors\n"
+    "  --reference-debug-buffer FILE  the same for a reference ETDump\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
@@ -85,6 +89,7 @@ struct compare_arguments {
     std::vector<std::string> name_rules;
     numgap::repair_mode repair = numgap::repair_mode::on;
     numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
+    std::string reference_debug_buffer, target_debug_buffer; // ETDump runs' --*debug-buffer
     std::optional<std::filesystem::path> overlay; // --overlay: graph.json for container runs
 };
 

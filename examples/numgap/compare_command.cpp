@@ -7,6 +7,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <unistd.h>
@@ -92,6 +93,16 @@ private:
     clock::time_point last_{};
 };
 
+// Opens one run; its debug buffer (an ETDump's tensor data) is given by `flag`.
+numgap::io::run_directory open_run(const std::string& path, const std::string& debug_buffer, std::string_view flag,
+                                   numgap::io::read_policy policy,
+                                   const std::optional<std::filesystem::path>& overlay) {
+    if (!debug_buffer.empty() && !numgap::io::is_etdump_run(path))
+        throw usage_error{std::string(flag) + " names a debug buffer, but run '" + path + "' is not an ETDump"};
+    policy.debug_buffer = debug_buffer;
+    return numgap::io::run_directory::open(path, policy, overlay);
+}
+
 } // namespace
 
 int run_compare(const compare_arguments& arguments) {
@@ -100,9 +111,10 @@ int run_compare(const compare_arguments& arguments) {
     const auto overlay_for = [&](const std::string& run) {
         return std::filesystem::is_directory(run) ? std::nullopt : arguments.overlay;
     };
-    auto reference_run =
-        numgap::io::run_directory::open(arguments.reference, arguments.reading, overlay_for(arguments.reference));
-    auto target_run = numgap::io::run_directory::open(arguments.target, arguments.reading, overlay_for(arguments.target));
+    auto reference_run = open_run(arguments.reference, arguments.reference_debug_buffer, "--reference-debug-buffer",
+                                  arguments.reading, overlay_for(arguments.reference));
+    auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading,
+                               overlay_for(arguments.target));
     for (const auto* run : {&reference_run, &target_run})
         for (const std::string& note : run->notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
     // Shapes from the .npy headers only help structural matching; reading them

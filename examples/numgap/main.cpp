@@ -6,6 +6,7 @@
 //                  [--dump-failing DIR] [--threads N]
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
 //                  [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]
+//                  [--debug-buffer FILE] [--reference-debug-buffer FILE]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories, .npz files or safetensors runs; see the README for the

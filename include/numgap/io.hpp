@@ -1,13 +1,18 @@
 #pragma once
 // File formats: memory-mapped .npy/.npz/raw tensors, graph.json, run sources
-// (directories, .npz, safetensors, Polygraphy JSON; see io/README.md),
-// and the JSON helpers the report writers use. Data flows io -> graph/match -> ...
+// (directories, .npz, safetensors, Polygraphy JSON, ExecuTorch ETDump; see
+// io/README.md), and the JSON helpers the report writers use. Data flows
+// io -> graph/match -> ...
 #include <numgap/io/atomic_file.hpp>
 #include <numgap/io/base64.hpp>
 #include <numgap/io/confined_open.hpp>
 #include <numgap/io/crc32.hpp>
 #include <numgap/io/directory_source.hpp>
+#include <numgap/io/etdump.hpp>
+#include <numgap/io/etdump_run.hpp>
+#include <numgap/io/etdump_source.hpp>
 #include <numgap/io/file_descriptor.hpp>
+#include <numgap/io/flatbuffer.hpp>
 #include <numgap/io/inflate.hpp>
 #include <numgap/io/json.hpp>
 #include <numgap/io/little_endian.hpp>

@@ -46,6 +46,102 @@ def npz(members, compressed, zip64=False):
     return out.getvalue()
 
 
+# ETDump seeds: a FlatBuffer laid out front to back (each vtable just before
+# its table, children after their parent so every uoffset points forward),
+# from ExecuTorch's public schema (field ids as in include/numgap/io/etdump.hpp).
+# A node is ("table", [(field id, fmt, value) or (field id, node)]),
+# ("tables", [nodes]), ("scalars", fmt, [values]) or ("string", text).
+class _FlatBuffer:
+    def __init__(self):
+        self.out = bytearray(8)
+
+    def align(self, to):
+        self.out += bytes((-len(self.out)) % to)
+
+    def patch(self, at, target):
+        self.out[at:at + 4] = struct.pack("<I", target - at)
+
+    def write(self, node):
+        kind = node[0]
+        if kind in ("scalars", "string"):
+            self.align(8)
+            at = len(self.out)
+            if kind == "string":
+                data = node[1].encode()
+                self.out += struct.pack("<I", len(data)) + data + b"\0"
+            else:
+                self.out += struct.pack("<I", len(node[2])) + pack(node[1], node[2])
+            return at
+        if kind == "tables":
+            self.align(8)
+            at = len(self.out)
+            self.out += struct.pack("<I", len(node[1]))
+            slots = len(self.out)
+            self.out += bytes(4 * len(node[1]))
+            for i, child in enumerate(node[1]):
+                self.patch(slots + 4 * i, self.write(child))
+            return at
+        fields = node[1]
+        offsets = [0] * (max((f[0] for f in fields), default=-1) + 1)
+        size, placed = 4, []
+        for f in fields:
+            width = 4 if len(f) == 2 else struct.calcsize("<" + f[1])
+            size += (-size) % width
+            placed.append(size)
+            offsets[f[0]] = size
+            size += width
+        self.align(8)
+        vtable_size = 4 + 2 * len(offsets)
+        self.out += bytes((-vtable_size) % 8)
+        vtable = len(self.out)
+        self.out += struct.pack("<HH", vtable_size, size) + pack("<H", offsets)
+        at = len(self.out)
+        self.out += struct.pack("<i", at - vtable) + bytes(size - 4)
+        for f, where in zip(fields, placed):
+            if len(f) == 3:
+                self.out[at + where:at + where + struct.calcsize("<" + f[1])] = struct.pack("<" + f[1], f[2])
+        for f, where in zip(fields, placed):
+            if len(f) == 2:
+                self.patch(at + where, self.write(f[1]))
+        return at
+
+
+def etdump(runs, size_prefixed=True):
+    """An ETDump file: runs are (name, [event node]); the runtime writes it size-prefixed."""
+    root = ("table", [(0, "I", 0), (1, ("tables", [
+        ("table", [(0, ("string", name)), (3, ("tables", events))]) for name, events in runs]))])
+    builder = _FlatBuffer()
+    builder.out[4:8] = b"ED00"
+    builder.patch(0, builder.write(root))
+    body = bytes(builder.out)
+    return struct.pack("<I", len(body)) + body if size_prefixed else body
+
+
+def et_tensor(scalar_type, sizes, offset, strides=None):
+    fields = [(0, "b", scalar_type), (1, ("scalars", "<q", sizes)), (3, "q", offset)]
+    if strides is not None:
+        fields.append((2, ("scalars", "<q", strides)))
+    return ("table", fields)
+
+
+def et_event(value, name=None, delegate_int=None, instruction=None):
+    """An Event holding a DebugEvent; value is ("tensor", t), ("list", [t]) or ("int", n)."""
+    if value[0] == "tensor":
+        entry = ("table", [(0, "b", 5), (1, value[1])])
+    elif value[0] == "list":
+        entry = ("table", [(0, "b", 6), (2, ("table", [(0, ("tables", value[1]))]))])
+    else:
+        entry = ("table", [(0, "b", 1), (3, ("table", [(0, "q", value[1])]))])
+    fields = [(2, entry)]
+    if instruction is not None:
+        fields.append((1, "i", instruction))
+    if delegate_int is not None:
+        fields.append((3, "i", delegate_int))
+    if name is not None:
+        fields.append((5, ("string", name)))
+    return ("table", [(2, ("table", fields))])
+
+
 def two_runs(files):
     """The two_runs target's input: "@@ <path>\\n" before each file's bytes."""
     return b"\n".join(b"@@ " + path.encode() + b"\n" + data for path, data in files)
@@ -216,6 +312,23 @@ def main():
         ("trt-runner-N0", [{"x": small}, {"x": npy("|u1", [3], b"abc")}])]))
     write("polygraphy_json", "plain_ndarray.json", polygraphy([("r", [{"x": small}])], encode="plain"))
     write("polygraphy_json", "latin1.json", polygraphy([("r", [{"x": small}])], encode="latin1"))
+    # ETDump: the fuzz target uses the file itself as the debug buffer, so
+    # offsets point into the file (small offsets land in its first bytes).
+    write("etdump", "every_kind.etdp", etdump([("forward", [
+        et_event(("tensor", et_tensor(6, [2], 0)), name="conv"),
+        et_event(("list", [et_tensor(0, [4], 8), et_tensor(15, [2], 16)]), name="split"),
+        et_event(("int", 3), instruction=2),
+        et_event(("tensor", et_tensor(5, [1, 2, 1, 2], 0, [4, 1, 4, 2])), delegate_int=7),
+        et_event(("tensor", et_tensor(4, [1], 0)), instruction=4),
+        et_event(("tensor", et_tensor(6, [0], -1))),
+        et_event(("tensor", et_tensor(6, [1], 4)), name="conv"),
+    ])]))
+    write("etdump", "two_runs.etdp", etdump([
+        ("warmup", [et_event(("tensor", et_tensor(3, [2], 0)), name="x")]),
+        ("measured", [et_event(("tensor", et_tensor(11, [3], 1)), name="x")]),
+    ]))
+    write("etdump", "plain.etdp", etdump([("r", [et_event(("tensor", et_tensor(7, [1], 0)), name="d")])],
+                                         size_prefixed=False))
     # A name that every writer must escape: formula lead, ESC, NUL, CR/LF, bidi
     # override, quote, comma, backslash.
     hostile = '=cmd|"a,b"\\\x1b[31m\x00\r\n\u202eend'

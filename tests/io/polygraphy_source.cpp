@@ -71,10 +71,12 @@ TEST_CASE("polygraphy runs: detected by content, runner and iteration chosen by 
         dir.write("x.safetensors", numgap_test::safetensors_file({{"x", "F32", "[1]", numgap_test::bytes_of<float>({1.0f})}}))
             .string();
     CHECK(run_directory::open(safetensors).keys() == std::vector<std::string>{"x"});
-    CHECK(contains(error_of([&] { (void)run_directory::open(safetensors + "#r"); }), "is not a Polygraphy JSON"));
+    CHECK(contains(error_of([&] { (void)run_directory::open(safetensors + "#r"); }),
+                   "is neither a Polygraphy JSON nor an ETDump"));
     CHECK(contains(error_of([&] { (void)run_directory::open(dir / "missing.json#r"); }), "does not exist"));
     const std::string other = dir.write("other.json", R"({"nodes": []})").string();
-    CHECK(contains(error_of([&] { (void)run_directory::open(other); }), "nor a safetensors file, *.index.json or Polygraphy JSON"));
+    CHECK(contains(error_of([&] { (void)run_directory::open(other); }),
+                   "nor a safetensors file, *.index.json, Polygraphy JSON or ETDump"));
 }
 
 TEST_CASE("polygraphy runs: a truncated or oversized .npy inside is refused naming the file, runner and output") {

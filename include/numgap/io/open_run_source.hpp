@@ -6,6 +6,8 @@
 //   a file starting "PK\3\4" or "PK\5\6" (zip),
 //     or named *.npz                              -> npz_source.hpp
 //   a file starting with an 8-byte length and '{' -> safetensors_source.hpp
+//   a file with the ETDump identifier "ED00" at
+//     byte 8 (size-prefixed) or 4                 -> etdump_source.hpp
 //   a file named *.index.json                     -> sharded safetensors
 //   a JSON object whose first 4 KiB name a Polygraphy member ("lst",
 //     "outputs", "polygraphy_class", "__polygraphy_encoded_...")
@@ -14,8 +16,9 @@
 // Only the first run_sniff_bytes of a file are read to decide.
 //
 // Selectors: a path that does not exist but whose part before the last '#'
-// is a regular file is that file with a selector (`out.json#RUNNER@N`); only
-// sources that take one accept it (Polygraphy JSON), others refuse it.
+// is a regular file is that file with a selector (`out.json#RUNNER@N`,
+// `dump.etdp#run=N`); only sources that take one accept it (Polygraphy JSON,
+// ETDump), others refuse it.
 //
 // To add a kind: a value in run_source_kind, a test on the sniffed bytes
 // below (magic bytes first, the name only where the content cannot tell), a
@@ -35,6 +38,7 @@
 
 #include <numgap/core/error.hpp>
 #include <numgap/io/directory_source.hpp>
+#include <numgap/io/etdump_source.hpp>
 #include <numgap/io/npz_source.hpp>
 #include <numgap/io/polygraphy_source.hpp>
 #include <numgap/io/read_policy.hpp>
@@ -45,7 +49,7 @@
 
 namespace numgap::io {
 
-enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, polygraphy_json };
+enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, polygraphy_json, etdump };
 
 // A run path split into the file and what followed its last '#', if the
 // whole path does not exist but the part before '#' is a regular file.
@@ -114,6 +118,7 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
             path.extension() == ".npz")
             return run_source_kind::npz;
         if (has_safetensors_signature(sniffed)) return run_source_kind::safetensors_file;
+        if (has_etdump_signature(sniffed)) return run_source_kind::etdump;
         // The name decides here (a JSON object is all the content says); a
         // damaged index is then reported by the index reader, not as "no run".
         if (path.filename().string().ends_with(".index.json")) return run_source_kind::safetensors_index;
@@ -122,8 +127,19 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
     }
     throw error(error_kind::format,
                 "run '" + path.string() +
-                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json or Polygraphy JSON)",
+                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json, Polygraphy JSON "
+                    "or ETDump)",
                 error_location::in_file(path.string()));
+}
+
+// Whether `given` (possibly with a '#' selector) is an ETDump file; never
+// throws (what is no run at all is reported when it is opened).
+inline bool is_etdump_run(const std::filesystem::path& given) noexcept {
+    try {
+        return detect_run_source(split_run_selector(given).file) == run_source_kind::etdump;
+    } catch (...) {
+        return false;
+    }
 }
 
 namespace detail {
@@ -135,6 +151,7 @@ inline opened_run_source open_run_source_of_kind(run_source_kind kind, const std
     case run_source_kind::safetensors_file: return open_safetensors_file(path);
     case run_source_kind::safetensors_index: return open_sharded_safetensors(path, policy);
     case run_source_kind::polygraphy_json: return open_polygraphy_json(path, selector);
+    case run_source_kind::etdump: return open_etdump(path, selector, policy);
     }
     NUMGAP_ASSERT(false);
     return {};
@@ -150,10 +167,10 @@ inline opened_run_source open_run_source(const std::filesystem::path& given, con
                                          const std::optional<std::filesystem::path>& overlay = std::nullopt) {
     const auto [path, selector] = split_run_selector(given);
     const run_source_kind kind = detect_run_source(path);
-    if (selector && kind != run_source_kind::polygraphy_json)
+    if (selector && kind != run_source_kind::polygraphy_json && kind != run_source_kind::etdump)
         throw error(error_kind::usage,
-                    "run '" + given.string() + "': '#" + *selector + "' selects a runner, but '" + path.string() +
-                        "' is not a Polygraphy JSON",
+                    "run '" + given.string() + "': '#" + *selector + "' selects a runner or run, but '" + path.string() +
+                        "' is neither a Polygraphy JSON nor an ETDump",
                     error_location::in_file(path.string()));
     if (overlay && kind == run_source_kind::directory)
         throw error(error_kind::usage,

@@ -29,6 +29,10 @@ struct read_policy {
 
     std::vector<std::filesystem::path> allowed_roots;
     std::uint64_t max_inflated_bytes = default_max_inflated_bytes;
+    // The debug buffer holding the tensor data of an ETDump run
+    // (etdump_source.hpp); empty: none. The CLI fills it from --debug-buffer
+    // (target) and --reference-debug-buffer (reference). Ignored by other runs.
+    std::filesystem::path debug_buffer;
 };
 
 } // namespace numgap::io

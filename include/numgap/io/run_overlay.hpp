@@ -8,7 +8,8 @@
 //
 // Rules:
 //  - "nodes" become the run's graph (inputs, outputs, op, debug handles), as
-//    in a directory; keys in "inputs"/"outputs" are the container's keys.
+//    in a directory; keys in "inputs"/"outputs" are the container's keys. An
+//    overlay without nodes keeps a graph the container has (an ETDump's).
 //  - A "tensors" entry names a container key and adds what the container does
 //    not say: "dtype" (checked against the stored dtype; what makes an opaque
 //    '<V2' .npy payload bfloat16), "shape" (checked), "axis_order" and
@@ -39,8 +40,12 @@ namespace numgap::io {
 // Applies the overlay `overlay` (parsed from `overlay_name`) to a container run.
 inline void apply_run_overlay(opened_run_source& opened, const run_manifest& overlay, const std::string& overlay_name,
                               const std::string& run) {
-    opened.manifest.nodes = overlay.nodes;
-    opened.manifest.has_graph = true;
+    // An overlay listing no nodes only adds tensor metadata: a container's
+    // own graph (an ETDump's event order) stays.
+    if (!overlay.nodes.empty() || !opened.manifest.has_graph) {
+        opened.manifest.nodes = overlay.nodes;
+        opened.manifest.has_graph = true;
+    }
     for (const tensor_spec& entry : overlay.tensors) {
         if (entry.file != entry.key + ".npy")
             throw error(error_kind::schema,
