@@ -229,21 +229,26 @@ def _tensor_leaves(value, suffix=""):
 
 
 class _Producers:
-    """Which node's output a tensor object holds: tensor identity -> node name.
+    """Which nodes a tensor object's values come from: tensor identity ->
+    node names. At the aten level that is the one op that produced it; at the
+    module level, where functional code between modules (torch.flatten
+    before a classifier, a residual +=) makes no node, it is every node the
+    value was computed from.
 
-    A key of None marks an activation whose node was not stored (an int64
-    index): ops reading it are still steps of the run, with no edge to it."""
+    No names marks an activation without a stored node (an int64 index): ops
+    reading it are still steps of the run, with no edge to it."""
 
     def __init__(self):
         self._by_id = {}
         self._last_writer_by_storage = {}
 
-    def produced(self, tensor, name, in_place):
+    def produced(self, tensor, names, in_place):
         # The weak reference tells a live tensor from a new one that reuses a
         # freed tensor's id(); its callback forgets the entry.
-        self._by_id[id(tensor)] = (weakref.ref(tensor, self._forget(id(tensor))), name, _version(tensor))
+        names = tuple(names)
+        self._by_id[id(tensor)] = (weakref.ref(tensor, self._forget(id(tensor))), names, _version(tensor))
         if in_place:
-            self._last_writer_by_storage[_storage(tensor)] = name
+            self._last_writer_by_storage[_storage(tensor)] = names
 
     def _forget(self, key):
         by_id = self._by_id
@@ -255,10 +260,10 @@ class _Producers:
         return forget
 
     def lookup(self, tensor):
-        """(tracked, node name or None)."""
+        """(tracked, node names)."""
         entry = self._by_id.get(id(tensor))
         if entry is None or entry[0]() is not tensor:
-            return False, None
+            return False, ()
         if _version(tensor) != entry[2]:
             # Changed in place through another view since it was produced:
             # the last op that wrote its memory holds its current value.
@@ -297,10 +302,9 @@ def _edges(producers, values):
     """(reads an activation, the distinct node names it reads, in order)."""
     tracked_any, names = False, []
     for tensor in _input_tensors(values):
-        tracked, name = producers.lookup(tensor)
+        tracked, producer_names = producers.lookup(tensor)
         tracked_any |= tracked
-        if name is not None and name not in names:
-            names.append(name)
+        names.extend(name for name in producer_names if name not in names)
     return tracked_any, names
 
 
@@ -340,33 +344,43 @@ def _record_outputs(writer, producers, name, op, inputs, result, metadata, writt
     for suffix, tensor in _tensor_leaves(result):
         key = name if single else "%s:%s" % (name, suffix)
         stored = writer.add_node(key, op, inputs, tensor, metadata)
-        producers.produced(tensor, key if stored else None, any(tensor is w for w in written))
+        producers.produced(tensor, (key,) if stored else (), any(tensor is w for w in written))
 
 
-def _make_aten_recorder(writer, producers, modules):
+def _make_dispatch_mode(writer, producers, modules, record_ops):
+    """A TorchDispatchMode that sees every aten op below autograd. With
+    record_ops (the aten level) each op reading an activation becomes nodes;
+    without (the module level) its outputs only inherit where their inputs
+    came from. Torch ops called in __torch_dispatch__ run with the mode
+    popped; `paused` lets module hooks store tensors without being seen."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     counter = _Counter()
 
-    class AtenRecorder(TorchDispatchMode):
-        # Torch ops called in here (detach, int_repr, cpu) run with this mode
-        # popped, so storing a tensor records nothing.
+    class Recorder(TorchDispatchMode):
+        paused = False
+
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
             result = func(*args, **kwargs)
+            if self.paused:
+                return result
             reads_activation, inputs = _edges(producers, (args, kwargs))
             if not reads_activation:
                 return result  # a constant: weights, buffers, allocations
-            written = [value for argument, value in _schema_values(func, args, kwargs)
-                       if argument.alias_info is not None and argument.alias_info.is_write]
-            scope = modules.current()
-            name = counter.name(scope, func.overloadpacket.__name__)
-            metadata = {"module": scope, "module_class": modules.current_class()} if scope else None
-            _record_outputs(writer, producers, name, str(func), inputs, result, metadata,
-                            list(_input_tensors(written)))
+            written = list(_input_tensors([value for argument, value in _schema_values(func, args, kwargs)
+                                           if argument.alias_info is not None and argument.alias_info.is_write]))
+            if record_ops:
+                scope = modules.current()
+                name = counter.name(scope, func.overloadpacket.__name__)
+                metadata = {"module": scope, "module_class": modules.current_class()} if scope else None
+                _record_outputs(writer, producers, name, str(func), inputs, result, metadata, written)
+            else:
+                for _, tensor in _tensor_leaves(result):
+                    producers.produced(tensor, inputs, any(tensor is w for w in written))
             return result
 
-    return AtenRecorder()
+    return Recorder()
 
 
 def _schema_values(func, args, kwargs):
@@ -407,48 +421,51 @@ def capture(model, inputs, out_dir, level="aten", modules="all", kwargs=None, ov
             for suffix, tensor in _tensor_leaves(value):
                 key = "input_%s" % label if not suffix else "input_%s:%s" % (label, suffix)
                 stored = writer.add_node(key, "input", [], tensor, is_model_input=True)
-                producers.produced(tensor, key if stored else None, False)
+                producers.produced(tensor, (key,) if stored else (), False)
 
     add_inputs([(str(i), value) for i, value in enumerate(inputs)])
     add_inputs([(_safe(name), value) for name, value in kwargs.items()])
 
     handles = []
     module_counter = _Counter()
-    module_calls = []  # per running module call: (path, input edges, first node index)
+    module_calls = []  # per running module call: (path, input edges)
 
     def pre_hook(module, args):
         path = stack.paths.get(id(module), "")
         stack.stack.append(path)
         if level == "module":
-            module_calls.append((path, _edges(producers, args)[1], len(writer.nodes)))
+            module_calls.append((path, _edges(producers, args)[1]))
 
     def hook(module, args, output):
         stack.stack.pop()
         if level != "module":
             return
-        path, inputs_read, first_node = module_calls.pop()
+        path, inputs_read = module_calls.pop()
         is_root = module is model
         if modules == "leaves" and not is_root and any(True for _ in module.children()):
             return
-        # A container's output was computed by its children: its node also
-        # reads the child that produced it, so a container passing on its
-        # child's error is not taken for where the error began.
+        # The node reads its positional tensor arguments (hooks of PyTorch
+        # 1.13 do not see keyword arguments) and every node its output was
+        # computed from: the child a container passes on, so a container
+        # passing on its child's error is not taken for where the error
+        # began, and the inputs of an attention called with query=x, key=x.
         _, produced_by = _edges(producers, output)
-        inner = [n for n in produced_by if writer.node_index.get(n, -1) >= first_node and n not in inputs_read]
+        inner = [n for n in produced_by if n not in inputs_read]
         name = module_counter.name("__model__" if is_root else path, "")
-        _record_outputs(writer, producers, name, "module:" + type(module).__name__, inputs_read + inner,
-                        output, None)
+        mode.paused = True
+        try:
+            _record_outputs(writer, producers, name, "module:" + type(module).__name__, inputs_read + inner,
+                            output, None)
+        finally:
+            mode.paused = False
 
+    mode = _make_dispatch_mode(writer, producers, stack, record_ops=level == "aten")
     for _, module in model.named_modules():
         handles.append(module.register_forward_pre_hook(pre_hook))
         handles.append(module.register_forward_hook(hook))
     try:
-        with torch.no_grad():
-            if level == "aten":
-                with _make_aten_recorder(writer, producers, stack):
-                    output = model(*inputs, **kwargs)
-            else:
-                output = model(*inputs, **kwargs)
+        with torch.no_grad(), mode:
+            output = model(*inputs, **kwargs)
     except RuntimeError as failure:
         if "not implemented for 'Half'" in str(failure):
             raise RuntimeError("%s\n(PyTorch's CPU kernels lack this op in float16: capture float16 on a "
