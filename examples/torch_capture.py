@@ -36,12 +36,12 @@ Names (what makes two captures of one model match by name in numgap):
   - aten level: "<module path>/<aten op>" for the first call of that op
     directly inside that module, "<module path>/<aten op>#<k>" for the k-th
     repeat, e.g. "layer1.0.conv1/convolution", "layer1.0.relu/relu_#1" (the
-    block's ReLU module is called twice). Ops of the top-level forward have no
-    module path ("flatten"). Counting per module and per op keeps names stable
-    when a lower precision adds ops: a bf16 run that upcasts a softmax adds
-    "_to_copy" ops that an fp32 run does not have (.float() on a float32
-    tensor is no op at all); only the _to_copy names differ, every other
-    name is the same in both runs.
+    block's ReLU module is called twice). Ops of the top-level forward have
+    no module path (resnet18's torch.flatten is "_reshape_alias"). Counting
+    per module and per op keeps names stable when a lower precision adds
+    ops: a bf16 run that upcasts a softmax adds "_to_copy" ops that an fp32
+    run does not have (.float() on a float32 tensor is no op at all); only
+    the _to_copy names differ, every other name is the same in both runs.
   - module level: the module's qualified name ("layer1.0.conv1"), "#<k>" for
     the k-th repeated call of one module, "__model__" for the model itself.
   - model inputs: "input_<position>" or "input_<keyword>".
@@ -466,8 +466,11 @@ def capture(model, inputs, out_dir, level="aten", modules="all", kwargs=None, ov
     try:
         with torch.no_grad(), mode:
             output = model(*inputs, **kwargs)
-    except RuntimeError as failure:
-        if "not implemented for 'Half'" in str(failure):
+    except BaseException as failure:
+        # Half a run without graph.json would read as a run of unconnected
+        # tensors; the directory was empty or ours, so it goes.
+        shutil.rmtree(writer.directory, ignore_errors=True)
+        if isinstance(failure, RuntimeError) and "not implemented for 'Half'" in str(failure):
             raise RuntimeError("%s\n(PyTorch's CPU kernels lack this op in float16: capture float16 on a "
                                "GPU, or use bfloat16 on the CPU)" % failure) from failure
         raise
