@@ -7,7 +7,13 @@ set -euo pipefail
 # runtimes are only a Recommends of clang, which --no-install-recommends skips.
 # libeigen3-dev is the Eigen baseline of benchmarks/kernels.cpp (benchmark-only;
 # the tests smoke-run the benchmarks, so it is installed with them).
-packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev libeigen3-dev clang libclang-rt-14-dev)
+# flatbuffers-compiler (flatc) writes ETDump files for one reader test from a
+# schema of numgap's own (tests/io/etdump.cpp; skipped without it).
+# python3-torch and python3-torchvision run the torch_capture test
+# (examples/torch_capture.py); on top of the rest they are 317 packages,
+# 227 MB to download, about 3 minutes to install on 2 cores.
+packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev libeigen3-dev clang libclang-rt-14-dev
+    flatbuffers-compiler python3-torch python3-torchvision)
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

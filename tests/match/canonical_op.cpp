@@ -49,8 +49,8 @@ TEST_CASE("canonical_op_families_of_fused_names") {
 }
 
 TEST_CASE("canonical_op_torch_fx_module_ops_take_the_families_of_their_aten_spellings") {
-    // examples/torch_fx_dump.py writes call_module nodes as "module:<class>";
-    // the traced aten graph of the same model spells the ops differently.
+    // examples/torch_capture.py --level module writes module calls as
+    // "module:<class>"; the aten level of the same model spells the ops differently.
     const std::vector<std::pair<const char*, const char*>> pairs{
         {"module:Conv2d", "aten.convolution.default"},
         {"module:Conv1d", "aten.conv1d.default"},

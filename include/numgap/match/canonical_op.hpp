@@ -10,7 +10,7 @@
 // "batchnorm", "relu"}).
 //
 // Rules: lower-case; drop namespaces ("aten::", "quantized::", "aten.",
-// "torch.ops.", torch.fx's "module:" before a torch.nn class name) and overload suffixes (".default", ".Tensor"); drop '_', '-'
+// "torch.ops.", "module:" before a torch.nn class name) and overload suffixes (".default", ".Tensor"); drop '_', '-'
 // and spaces; drop quantization/fusion prefixes ("qlinear", "quantized",
 // "fused"); map aliases to a family name (table below). An op not in the
 // table is its own family (its cleaned spelling). The empty string stays
@@ -102,7 +102,7 @@ inline std::string strip_op_decorations(std::string_view op) {
     std::string lower(op);
     for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     if (auto colons = lower.rfind("::"); colons != std::string::npos) lower.erase(0, colons + 2);
-    // torch.fx call_module nodes as examples/torch_fx_dump.py writes them:
+    // Module calls as examples/torch_capture.py --level module writes them:
     // "module:" and the torch.nn class ("module:Conv2d", "module:ReLU").
     if (lower.starts_with("module:")) lower.erase(0, 7);
     // Dotted names: "aten.add.tensor", "torch.ops.aten.relu.default".
