@@ -6,7 +6,7 @@
 // matching computes on both graphs alone (its share of the structure time). Graph generation is outside the timed loop; each timed
 // iteration includes both topological sorts and the result construction.
 //
-//   g++ -std=c++20 -O3 -DNDEBUG -Iinclude benchmarks/match.cpp -lbenchmark -lpthread -o match
+//   g++ -std=c++20 -O3 -DNDEBUG -Iinclude -Isupport benchmarks/match.cpp -lbenchmark -lpthread -o match
 //   ./match
 #include <benchmark/benchmark.h>
 
@@ -23,7 +23,7 @@
 #include <numgap/match/detail/consumer_signatures.hpp>
 #include <numgap/match/detail/structure_node_attributes.hpp>
 
-#include "../tests/match/synthetic_graphs.hpp"
+#include <numgap_support/synthetic_graphs.hpp>
 
 namespace {
 

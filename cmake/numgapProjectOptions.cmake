@@ -19,3 +19,9 @@ endif()
 if(NUMGAP_NATIVE)
     target_compile_options(numgap_program_options INTERFACE -march=native)
 endif()
+
+# Workloads that the tests and the benchmarks share (support/numgap_support/:
+# generated graph pairs with a known ground truth). A folder of its own, so
+# that benchmarks do not include files from tests/; never installed.
+add_library(numgap_support INTERFACE)
+target_include_directories(numgap_support INTERFACE "${PROJECT_SOURCE_DIR}/support")

@@ -4,6 +4,7 @@
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/half.hpp>
+#include <numgap/core/parallel_for.hpp>
 #include <numgap/core/prefetch.hpp>
 #include <numgap/core/quantization.hpp>
 #include <numgap/core/shape.hpp>

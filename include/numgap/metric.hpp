@@ -3,6 +3,7 @@
 // the runtime metric_set, and evaluate() with its result types.
 #include <numgap/metric/allclose.hpp>
 #include <numgap/metric/atol.hpp>
+#include <numgap/metric/builtin_metrics.hpp>
 #include <numgap/metric/concept.hpp>
 #include <numgap/metric/cosine.hpp>
 #include <numgap/metric/evaluate.hpp>

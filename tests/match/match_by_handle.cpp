@@ -14,7 +14,7 @@
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/match/match_by_handle.hpp>
 
-#include "synthetic_graphs.hpp"
+#include <numgap_support/synthetic_graphs.hpp>
 
 namespace {
 using handles = std::vector<std::int64_t>;

@@ -17,7 +17,7 @@
 #include <numgap/match/common_name_normalizer.hpp>
 #include <numgap/match/match_by_name.hpp>
 
-#include "synthetic_graphs.hpp"
+#include <numgap_support/synthetic_graphs.hpp>
 
 namespace {
 const numgap::match_group* group_of(const numgap::match_result& result, std::size_t reference_node) {

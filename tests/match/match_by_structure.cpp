@@ -16,7 +16,7 @@
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/match/match_by_structure.hpp>
 
-#include "synthetic_graphs.hpp"
+#include <numgap_support/synthetic_graphs.hpp>
 
 namespace {
 const numgap::match_group* group_of(const numgap::match_result& result, std::size_t reference_node) {

@@ -1,8 +1,10 @@
 #pragma once
 // compare_options: how compare_runs works (not what it compares).
 //
-// threads: worker threads comparing groups in parallel; 0 means
-// std::thread::hardware_concurrency(), 1 compares on the calling thread.
+// threads: worker threads comparing groups in parallel, by numgap's one rule
+// (core/parallel_for.hpp: 0 = std::thread::hardware_concurrency(), the
+// default; 1 = the calling thread only; N = at most N, never more than there
+// are groups).
 // Peak memory is about one reference/target pair per worker, because each
 // worker loads a pair, evaluates it and drops it before taking the next.
 // progress: called after each group with (groups done, groups total); it is

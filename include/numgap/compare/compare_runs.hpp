@@ -16,8 +16,9 @@
 // derived from std::exception)". A holder with check_intact() (io::loaded_tensor)
 // is asked after the metrics are computed, so a file truncated while it was read
 // makes its group `error` naming the file. Worker threads are always joined.
-// Groups are compared by compare_options::threads workers (1 = the calling
-// thread only) pulling the next group from a shared counter; each worker holds
+// Groups are compared by compare_options::threads workers (parallel_for's
+// rule: 0 = every core, 1 = the calling thread only) pulling the next group
+// from a shared counter; each worker holds
 // one pair at a time, so peak memory is about one pair per worker plus the
 // report. Results do not depend on the thread count.
 // Structural pairs are checked against the tensors (repair_pairings.hpp):
@@ -44,7 +45,6 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +54,7 @@
 #include <numgap/compare/repair_pairings.hpp>
 #include <numgap/compare/tensor_source.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/parallel_for.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/graph/concepts.hpp>
 #include <numgap/graph/topological_order.hpp>
@@ -242,15 +243,12 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
     // Written by workers at distinct indices: char, not vector<bool>'s shared bits.
     std::vector<char> shapes_differ(compared_groups, 0);
 
-    std::size_t workers = options.threads ? options.threads
-                                          : std::max<std::size_t>(1, std::thread::hardware_concurrency());
-    workers = std::min(workers, std::max<std::size_t>(1, compared_groups));
+    const std::size_t workers = std::min(resolve_threads(options.threads), std::max<std::size_t>(1, compared_groups));
     std::atomic<std::size_t> next{0};
     std::atomic<bool> stop{false};
     std::mutex progress_mutex;
     std::size_t done = 0;
     std::exception_ptr callback_failure;
-    std::exception_ptr worker_failure; // guarded by progress_mutex
     auto work_loop = [&] {
         while (!stop.load(std::memory_order_relaxed)) {
             const std::size_t index = next.fetch_add(1, std::memory_order_relaxed);
@@ -271,32 +269,16 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         }
     };
     // compare_group turns every per-group exception into an `error` row, so
-    // what reaches here is e.g. bad_alloc while writing that row. It must not
-    // escape a worker thread (std::terminate), so every worker parks it and the
-    // caller rethrows after all threads are joined.
-    auto work = [&] {
+    // what reaches parallel_for is e.g. bad_alloc while writing that row: it
+    // stops the other workers and parallel_for rethrows it once all are joined.
+    parallel_for(workers, [&](std::size_t) {
         try {
             work_loop();
         } catch (...) {
-            std::lock_guard lock(progress_mutex);
-            if (!worker_failure) worker_failure = std::current_exception();
             stop = true;
+            throw;
         }
-    };
-    {
-        // jthread joins in its destructor, so the pool is joined on every path.
-        std::vector<std::jthread> pool;
-        if (workers > 1) {
-            try {
-                pool.reserve(workers - 1);
-                for (std::size_t w = 1; w < workers; ++w) pool.emplace_back(work);
-            } catch (...) {
-                // Could not start every thread: the ones running and this one finish the job.
-            }
-        }
-        work();
-    }
-    if (worker_failure) std::rethrow_exception(worker_failure);
+    });
     if (callback_failure) std::rethrow_exception(callback_failure);
 
     const detail::repair_outcome repaired = detail::repair_pairings(

@@ -45,6 +45,7 @@
 #include <numgap/core/config.hpp>
 #include <numgap/graph/concepts.hpp>
 #include <numgap/match/detail/match_context.hpp>
+#include <numgap/match/detail/prefetch.hpp>
 #include <numgap/match/detail/union_find.hpp>
 #include <numgap/match/match_options.hpp>
 #include <numgap/match/match_result.hpp>
@@ -97,19 +98,14 @@ void apply_handles(match_context<R, T>& context, const match_options& options) {
     std::vector<std::pair<std::int64_t, std::uint32_t>> occurrences;
     // About one handle per node is the common case; the vector grows past it.
     occurrences.reserve(reference_count + target.size());
-    // Each node's handles are a separate heap block: loading them `ahead`
-    // nodes early overlaps the cache misses.
-    constexpr std::size_t ahead = 16;
+    // No prefetch in these two loops: measured, it bought nothing (see
+    // detail/prefetch.hpp); the output keys below are another matter.
     for (std::size_t node = 0; node < reference_count; ++node) {
-        if (node + 2 * ahead < reference_count) reference.prefetch_debug_handle_containers(node + 2 * ahead);
-        if (node + ahead < reference_count) reference.prefetch_debug_handles(node + ahead);
         if (!reference.matched[node])
             for (auto handle : numgap::debug_handles(reference.graph, node))
                 occurrences.emplace_back(static_cast<std::int64_t>(handle), static_cast<std::uint32_t>(node));
     }
     for (std::size_t node = 0; node < target.size(); ++node) {
-        if (node + 2 * ahead < target.size()) target.prefetch_debug_handle_containers(node + 2 * ahead);
-        if (node + ahead < target.size()) target.prefetch_debug_handles(node + ahead);
         if (!target.matched[node])
             for (auto handle : numgap::debug_handles(target.graph, node))
                 occurrences.emplace_back(static_cast<std::int64_t>(handle),
@@ -172,19 +168,25 @@ void apply_handles(match_context<R, T>& context, const match_options& options) {
         return c < component_count ? component_end[c] : elements.size();
     };
     context.reserve_groups(component_count);
+    constexpr std::size_t ahead = 16;
     for (std::size_t c = 0; c < component_count; ++c) {
-        // add_group reads the output keys of the group's nodes.
+        // add_group reads the output keys of the group's nodes: each a
+        // separate heap block, loaded `ahead` components early.
         if (c + 2 * ahead < component_count)
             for (std::size_t m = component_start(c + 2 * ahead); m < component_start(c + 2 * ahead + 1); ++m) {
                 const std::size_t element = members[m];
-                if (element < reference_count) reference.prefetch_output_key_containers(element);
-                else target.prefetch_output_key_containers(element - reference_count);
+                if (element < reference_count)
+                    prefetch_attribute_container<node_attribute::output_keys>(reference.graph, element);
+                else
+                    prefetch_attribute_container<node_attribute::output_keys>(target.graph, element - reference_count);
             }
         if (c + ahead < component_count)
             for (std::size_t m = component_start(c + ahead); m < component_start(c + ahead + 1); ++m) {
                 const std::size_t element = members[m];
-                if (element < reference_count) reference.prefetch_output_keys(element);
-                else target.prefetch_output_keys(element - reference_count);
+                if (element < reference_count)
+                    prefetch_attribute_data<node_attribute::output_keys>(reference.graph, element);
+                else
+                    prefetch_attribute_data<node_attribute::output_keys>(target.graph, element - reference_count);
             }
         node_list reference_nodes, target_nodes;
         for (std::size_t m = component_start(c); m < component_start(c + 1); ++m) {

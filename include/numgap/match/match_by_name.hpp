@@ -30,6 +30,7 @@
 #include <numgap/graph/concepts.hpp>
 #include <numgap/match/common_name_normalizer.hpp>
 #include <numgap/match/detail/match_context.hpp>
+#include <numgap/match/detail/prefetch.hpp>
 #include <numgap/core/config.hpp>
 #include <numgap/match/detail/name_table.hpp>
 #include <numgap/match/match_explicit.hpp>
@@ -51,8 +52,7 @@ void add_candidate_names(name_table& table, int side, const match_side<G>& side_
     constexpr std::size_t ahead = 16;
     const std::size_t count = side_state.size();
     for (std::size_t node = 0; node < count; ++node) {
-        if (node + 2 * ahead < count) side_state.prefetch_name_container(node + 2 * ahead);
-        if (node + ahead < count) side_state.prefetch_name(node + ahead);
+        prefetch_attribute_ahead<node_attribute::name>(side_state.graph, node, count, ahead);
         if (side_state.matched[node]) continue;
         auto&& raw = numgap::node_name(side_state.graph, node);
         if (common) common->append_to(std::string_view(raw), table.scratch());

@@ -10,7 +10,9 @@
 // registers; other layouts go through L1 blocks of <= 2048 elements). User
 // reduction metrics receive float32 blocks, so with one in the set every
 // block is converted once and handed to both the kernel and accumulate(). The pass is split over
-// options.threads std::threads (each >= 65536 elements), whose partial states
+// parallel_for over options.threads threads (core/parallel_for.hpp's rule: 0 =
+// every core, 1 = the calling thread; each thread gets >= 65536 elements),
+// whose partial states
 // merge. Whole-tensor metrics (kl_div, topk, user tier-1 metrics) run after,
 // each on its own. Results keep the set's order; rules are the override given
 // to metric_set::add, else the metric's default.
@@ -26,21 +28,20 @@
 // results vector (prepared_metric_set.hpp avoids even that); user reduction
 // states, threads and row-metric blocks of at most 1 MiB (see
 // numgap/kernels/rows/for_each_row.hpp) otherwise.
-// Throws: numgap::error for invalid input or options; whatever a user metric
-// throws (rethrown on the calling thread); std::bad_alloc; std::system_error
-// if a thread cannot start.
+// Throws: numgap::error for invalid input; whatever a user metric throws
+// (rethrown on the calling thread); std::bad_alloc. A thread that cannot
+// start is no error (its share runs on the calling thread).
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <exception>
 #include <memory>
 #include <span>
 #include <string>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
 #include <numgap/core/error.hpp>
+#include <numgap/core/parallel_for.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/kernels/table/accumulate_plan.hpp>
 #include <numgap/kernels/dispatch/dispatch.hpp>
@@ -95,10 +96,10 @@ inline void run_range(const kernels::pair_plan& plan, std::int64_t begin, std::i
 }
 
 inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels::kernel_options& options,
-                                   const std::vector<const erased_reduction*>& reductions, int threads) {
+                                   const std::vector<const erased_reduction*>& reductions, std::size_t threads) {
     const kernels::kernel_table table = kernels::active_kernels();
     const std::int64_t most_workers = std::max<std::int64_t>(1, plan.count / min_elements_per_thread);
-    const int workers = int(std::min<std::int64_t>(threads, most_workers));
+    const std::size_t workers = std::min(resolve_threads(threads), static_cast<std::size_t>(most_workers));
     if (workers == 1) {
         // Small tensors: no thread bookkeeping (its allocations cost as much
         // as the pass itself at a few thousand elements).
@@ -107,34 +108,20 @@ inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels
         run_range(plan, 0, plan.count, options, table, reductions, partial);
         return partial;
     }
-    std::vector<pass_partial> partials(static_cast<std::size_t>(workers));
+    std::vector<pass_partial> partials(workers);
     for (auto& partial : partials)
         for (const erased_reduction* reduction : reductions) partial.states.push_back(reduction->make_state());
-    std::vector<std::exception_ptr> failures(static_cast<std::size_t>(workers));
-    auto work = [&](int worker) {
-        try {
-            // Ranges start on chunk boundaries so the float32 partial sums, and
-            // hence the results, do not depend on the thread count beyond
-            // float64 rounding of the merge.
-            auto boundary = [&](int w) {
-                if (w == workers) return plan.count;
-                const std::int64_t chunk = std::int64_t(kernels::flush_interval);
-                return plan.count * w / workers / chunk * chunk;
-            };
-            const std::int64_t begin = boundary(worker), end = boundary(worker + 1);
-            run_range(plan, begin, end, options, table, reductions, partials[std::size_t(worker)]);
-        } catch (...) {
-            failures[std::size_t(worker)] = std::current_exception();
-        }
+    // Ranges start on chunk boundaries so the float32 partial sums, and hence
+    // the results, do not depend on the thread count beyond float64 rounding
+    // of the merge.
+    auto boundary = [&](std::size_t worker) {
+        if (worker == workers) return plan.count;
+        const std::int64_t chunk = std::int64_t(kernels::flush_interval);
+        return plan.count * std::int64_t(worker) / std::int64_t(workers) / chunk * chunk;
     };
-    {
-        std::vector<std::jthread> pool;
-        pool.reserve(std::size_t(workers - 1));
-        for (int worker = 1; worker < workers; ++worker) pool.emplace_back(work, worker);
-        work(0);
-    }
-    for (const auto& failure : failures)
-        if (failure) std::rethrow_exception(failure);
+    parallel_for(workers, [&](std::size_t worker) {
+        run_range(plan, boundary(worker), boundary(worker + 1), options, table, reductions, partials[worker]);
+    });
     for (std::size_t w = 1; w < partials.size(); ++w) {
         partials[0].moments.merge(partials[w].moments);
         for (std::size_t i = 0; i < reductions.size(); ++i)
@@ -154,7 +141,7 @@ void evaluate_pass(const tensor_view& reference, const tensor_view& target, cons
                    const evaluate_options& options, const kernels::kernel_table& table,
                    side_stats* reference_stats, side_stats* target_stats, Emit&& emit) {
     validate_pair(reference, target);
-    const pass_layout& layout = metrics.layout();
+    const pass_layout& layout = detail::metric_set_access::layout(metrics);
     kernels::kernel_options kernel_options = layout.kernel_options;
     if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
     pass_partial pass;
@@ -167,7 +154,7 @@ void evaluate_pass(const tensor_view& reference, const tensor_view& target, cons
         else
             pass = run_fused_pass(plan, kernel_options, layout.reductions, options.threads);
     }
-    const auto& entries = metrics.entries();
+    const auto& entries = detail::metric_set_access::entries(metrics);
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const metric_entry& entry = entries[i];
         const int source = layout.sources[i];
@@ -187,23 +174,16 @@ void evaluate_pass(const tensor_view& reference, const tensor_view& target, cons
     }
 }
 
-inline void check_threads(const evaluate_options& options) {
-    if (options.threads < 1)
-        throw error(error_kind::usage,
-                    "evaluate_options::threads is " + std::to_string(options.threads) + "; it must be at least 1",
-                    error_location::of_item("evaluate_options::threads"));
-}
 
 } // namespace detail
 
 inline evaluation evaluate(const tensor_view& reference, const tensor_view& target, const metric_set& metrics,
                            const evaluate_options& options = {}) {
-    detail::check_threads(options);
     evaluation result;
     result.count = reference.size();
     result.reference.count = result.count;
     result.target.count = result.count;
-    const auto& entries = metrics.entries();
+    const auto& entries = detail::metric_set_access::entries(metrics);
     // The one allocation of a call on built-in metrics. Filled in place: a
     // temporary metric_result per metric cost ~4 ns each at 2^10 elements.
     result.metrics.resize(entries.size());

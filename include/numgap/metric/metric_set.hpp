@@ -24,22 +24,13 @@
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/kernels/fused/kernel_options.hpp>
 #include <numgap/kernels/fused/pair_moments.hpp>
-#include <numgap/metric/allclose.hpp>
-#include <numgap/metric/atol.hpp>
+#include <numgap/metric/builtin_metrics.hpp>
 #include <numgap/metric/concept.hpp>
-#include <numgap/metric/cosine.hpp>
+#include <numgap/metric/evaluate_options.hpp>
+#include <numgap/metric/evaluation.hpp>
 #include <numgap/metric/fused_builtin.hpp>
-#include <numgap/metric/kl_div.hpp>
-#include <numgap/metric/l1.hpp>
-#include <numgap/metric/max_abs.hpp>
-#include <numgap/metric/max_rel.hpp>
-#include <numgap/metric/mse.hpp>
-#include <numgap/metric/norm_l2.hpp>
 #include <numgap/metric/pass_layout.hpp>
-#include <numgap/metric/psnr_db.hpp>
 #include <numgap/metric/rule.hpp>
-#include <numgap/metric/snr_db.hpp>
-#include <numgap/metric/topk.hpp>
 
 namespace numgap {
 
@@ -77,6 +68,8 @@ struct reduction_model final : erased_reduction {
         return double(traits::finalize(metric, static_cast<const state&>(s).value));
     }
 };
+
+struct metric_set_access;
 
 struct metric_entry {
     std::string name;
@@ -148,9 +141,6 @@ public:
         for (const auto& entry : entries_) result.push_back(entry.name);
         return result;
     }
-    const std::vector<detail::metric_entry>& entries() const noexcept { return entries_; }
-    // How evaluate() serves each entry (decided as entries are added).
-    const detail::pass_layout& layout() const noexcept { return layout_; }
 
     // cosine, atol, mse: the Qualcomm AI Engine debugger's three.
     static metric_set defaults() {
@@ -160,33 +150,36 @@ public:
     }
 
 private:
+    // The type-erased entries and the pass layout are evaluate()'s and
+    // prepared_metric_set's business, not a public API.
+    friend struct detail::metric_set_access;
+
     std::vector<detail::metric_entry> entries_;
     detail::pass_layout layout_;
 };
 
-inline std::vector<std::string_view> builtin_metric_names() {
-    return {cosine::name,  atol::name,    mse::name,    max_abs::name,  l1::name,
-            snr_db::name,  psnr_db::name, norm_l2::name, max_rel::name, allclose::name,
-            kl_div::name,  topk::name};
-}
+namespace detail {
+// The one door to a metric_set's internals, for evaluate() and
+// prepared_metric_set (an access struct rather than friend functions, whose
+// templated signatures would have to be repeated here).
+struct metric_set_access {
+    static const std::vector<metric_entry>& entries(const metric_set& set) noexcept { return set.entries_; }
+    static const pass_layout& layout(const metric_set& set) noexcept { return set.layout_; }
+};
+} // namespace detail
 
 inline metric_set& metric_set::add_builtin(std::string_view name, std::optional<pass_rule> rule_override) {
-    if (name == cosine::name) return add(cosine{}, rule_override);
-    if (name == atol::name) return add(atol{}, rule_override);
-    if (name == mse::name) return add(mse{}, rule_override);
-    if (name == max_abs::name) return add(max_abs{}, rule_override);
-    if (name == l1::name) return add(l1{}, rule_override);
-    if (name == snr_db::name) return add(snr_db{}, rule_override);
-    if (name == psnr_db::name) return add(psnr_db{}, rule_override);
-    if (name == norm_l2::name) return add(norm_l2{}, rule_override);
-    if (name == max_rel::name) return add(max_rel{}, rule_override);
-    if (name == allclose::name) return add(allclose{}, rule_override);
-    if (name == kl_div::name) return add(kl_div{}, rule_override);
-    if (name == topk::name) return add(topk{}, rule_override);
+    const bool found = for_each_builtin_metric([&](auto metric) {
+        if (name != decltype(metric)::name) return false;
+        add(std::move(metric), rule_override);
+        return true;
+    });
+    if (found) return *this;
     std::string valid;
     for (const std::string_view candidate : builtin_metric_names())
         valid += (valid.empty() ? "" : ", ") + std::string(candidate);
-    throw error("unknown metric '" + std::string(name) + "'; valid names are: " + valid);
+    throw error(error_kind::usage, "unknown metric '" + std::string(name) + "'; valid names are: " + valid,
+                error_location::of_item(std::string(name)));
 }
 
 } // namespace numgap

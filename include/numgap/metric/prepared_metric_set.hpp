@@ -14,8 +14,7 @@
 //
 // Thread safety: evaluate_into is const and may run concurrently on one
 // object. Complexity: O(n) per pair, as evaluate(). Throws: numgap::error
-// (usage) for threads < 1 at construction or a values span whose size is not
-// size(); whatever evaluate() throws for the pair.
+// (usage) for a values span whose size is not size(); whatever evaluate() throws for the pair.
 #include <cstddef>
 #include <span>
 #include <string>
@@ -36,9 +35,7 @@ namespace numgap {
 class prepared_metric_set {
 public:
     explicit prepared_metric_set(metric_set metrics, evaluate_options options = {})
-        : metrics_(std::move(metrics)), options_(options), table_(kernels::active_kernels()) {
-        detail::check_threads(options_);
-    }
+        : metrics_(std::move(metrics)), options_(options), table_(kernels::active_kernels()) {}
 
     std::size_t size() const noexcept { return metrics_.size(); }
     const metric_set& metrics() const noexcept { return metrics_; }
@@ -59,7 +56,7 @@ public:
     }
 
     bool passed(std::size_t i, double value) const noexcept {
-        return metric_passes(metrics_.entries()[i].rule, value);
+        return metric_passes(detail::metric_set_access::entries(metrics_)[i].rule, value);
     }
 
 private:

@@ -58,35 +58,8 @@ struct match_side {
     // Whether output keys live in the graph (the customization returns a
     // reference to a container of lvalues), so views into them stay valid.
     static constexpr bool stable_output_keys =
-        std::is_lvalue_reference_v<decltype(numgap::output_keys(std::declval<const G&>(), std::size_t{}))> &&
+        stable_attribute<node_attribute::output_keys, G> &&
         std::is_lvalue_reference_v<std::ranges::range_reference_t<decltype(numgap::output_keys(std::declval<const G&>(), std::size_t{}))>>;
-
-    static constexpr bool stable_debug_handles =
-        std::is_lvalue_reference_v<decltype(numgap::debug_handles(std::declval<const G&>(), std::size_t{}))>;
-
-    // Start loading what last_output_key(node) / debug_handles(node) will
-    // read (see prefetch.hpp): callers issue the _containers call about
-    // 2 d nodes ahead and the other one d nodes ahead, d about a dozen.
-    void prefetch_output_key_containers(std::size_t node) const {
-        if constexpr (stable_output_keys) prefetch_range_object(numgap::output_keys(graph, node));
-    }
-    void prefetch_output_keys(std::size_t node) const {
-        if constexpr (stable_output_keys) prefetch_last_element(numgap::output_keys(graph, node));
-    }
-    static constexpr bool stable_names =
-        std::is_lvalue_reference_v<decltype(numgap::node_name(std::declval<const G&>(), std::size_t{}))>;
-    void prefetch_name_container(std::size_t node) const {
-        if constexpr (stable_names) prefetch_range_object(numgap::node_name(graph, node));
-    }
-    void prefetch_name(std::size_t node) const {
-        if constexpr (stable_names) prefetch_last_element(numgap::node_name(graph, node));
-    }
-    void prefetch_debug_handle_containers(std::size_t node) const {
-        if constexpr (stable_debug_handles) prefetch_range_object(numgap::debug_handles(graph, node));
-    }
-    void prefetch_debug_handles(std::size_t node) const {
-        if constexpr (stable_debug_handles) prefetch_last_element(numgap::debug_handles(graph, node));
-    }
 
     std::string_view last_output_key_view(std::size_t node) const
         requires stable_output_keys
@@ -199,12 +172,12 @@ public:
         for (std::size_t i = 0; i < count; ++i) {
             if constexpr (stable_keys) {
                 if (i + 3 * d < count) {
-                    reference.prefetch_output_key_containers(pairs[i + 3 * d].first);
-                    target.prefetch_output_key_containers(pairs[i + 3 * d].second);
+                    prefetch_attribute_container<node_attribute::output_keys>(reference.graph, pairs[i + 3 * d].first);
+                    prefetch_attribute_container<node_attribute::output_keys>(target.graph, pairs[i + 3 * d].second);
                 }
                 if (i + 2 * d < count) {
-                    reference.prefetch_output_keys(pairs[i + 2 * d].first);
-                    target.prefetch_output_keys(pairs[i + 2 * d].second);
+                    prefetch_attribute_data<node_attribute::output_keys>(reference.graph, pairs[i + 2 * d].first);
+                    prefetch_attribute_data<node_attribute::output_keys>(target.graph, pairs[i + 2 * d].second);
                 }
                 if (i + d < count) {
                     prefetch(reference.last_output_key_view(pairs[i + d].first).data());

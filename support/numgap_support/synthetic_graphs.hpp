@@ -1,5 +1,5 @@
 #pragma once
-// Test support (not a public header): generates reference graphs (a ResNet-
+// Test and benchmark support (not a public header): generates reference graphs (a ResNet-
 // like CNN whose skip and main paths carry the same shape, a transformer
 // whose q/k/v projections share producer, op and shape, SqueezeNet Fire
 // modules whose expand1x1/expand3x3 branches differ only by the concat input
@@ -12,7 +12,10 @@
 // into several nodes sharing the reference handle, optionally NHWC shapes,
 // optionally renumbered in another random valid topological order (so that
 // nothing can be learnt from the target's node order).
-// Used by the property tests and by benchmarks/match.cpp.
+// Used by the property tests (tests/match/) and by benchmarks/match.cpp and
+// benchmarks/match_calibration.cpp. It lives in support/, beside both, so
+// that benchmarks do not include files from tests/; CMake gives tests and
+// benchmarks (never users) the include path through numgap_support.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
