@@ -1,7 +1,8 @@
 // Pins prepared_metric_set (metric/prepared_metric_set.hpp): evaluate_into
 // gives evaluate()'s values bit for bit (built-ins, a stateful fused metric,
 // whole-tensor metrics, a user reduction; side statistics; one and three
-// threads), passed() matches metric_result::passed, and misuse is a usage error.
+// threads, 0 = every core), passed() matches metric_result::passed, and a
+// values span of the wrong size is a usage error.
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -117,7 +118,7 @@ TEST_CASE("prepared_metric_set: side statistics only where the caller points, va
     CHECK(prepared.passed(1, values[1]));
 }
 
-TEST_CASE("prepared_metric_set rejects a values span of the wrong size and threads < 1 as usage errors") {
+TEST_CASE("prepared_metric_set rejects a values span of the wrong size as a usage error; threads 0 means every core") {
     const std::vector<float> a{1, 2, 3};
     const numgap::tensor_view r{std::span<const float>(a)};
     const numgap::prepared_metric_set prepared(numgap::metric_set::defaults());
@@ -129,8 +130,8 @@ TEST_CASE("prepared_metric_set rejects a values span of the wrong size and threa
     } catch (const numgap::error& e) {
         CHECK(e.kind() == numgap::error_kind::usage);
     }
-    CHECK_THROWS_WITH_AS(numgap::prepared_metric_set(numgap::metric_set::defaults(), {0, true}),
-                         doctest::Contains("threads is 0"), numgap::error);
+    // parallel_for's rule: 0 is every core, not an error.
+    check_prepared_equals_evaluate(numgap::metric_set::defaults(), {0, true}, 300000);
 }
 
 } // TEST_SUITE("metric")
