@@ -16,6 +16,7 @@
 #include <numgap/kernels/scalar_reference.hpp>
 #include <numgap/metric.hpp>
 
+#include "../core/caught_error.hpp"
 #include "test_support.hpp"
 
 using namespace numgap_test;
@@ -104,6 +105,11 @@ TEST_CASE("results are the same for any thread count up to rounding of the float
     }
     CHECK_THROWS_WITH_AS(numgap::evaluate(r, t, numgap::metric_set::defaults(), {0, true}),
                          doctest::Contains("threads"), numgap::error);
+    const auto no_threads = numgap_test::caught_error([&] {
+        (void)numgap::evaluate(r, t, numgap::metric_set::defaults(), {0, true});
+    });
+    REQUIRE(no_threads.has_value());
+    CHECK(no_threads->kind() == numgap::error_kind::usage);
 }
 
 TEST_CASE("defaults() is cosine, atol, mse; passed() and find() report them") {
@@ -357,5 +363,9 @@ TEST_CASE("add_builtin rejects unknown names listing the valid ones") {
     numgap::metric_set set;
     CHECK_THROWS_WITH_AS(set.add_builtin("cosin"), doctest::Contains("'cosin'"), numgap::error);
     CHECK_THROWS_WITH_AS(set.add_builtin("cosin"), doctest::Contains("cosine, atol, mse"), numgap::error);
+    const auto unknown = numgap_test::caught_error([&] { set.add_builtin("cosin"); });
+    REQUIRE(unknown.has_value());
+    CHECK(unknown->kind() == numgap::error_kind::usage);
+    CHECK(unknown->where().item == "cosin");
     CHECK(set.add_builtin("topk").add_builtin("kl_div").size() == 2);
 }

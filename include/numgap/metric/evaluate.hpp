@@ -145,7 +145,8 @@ inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels
 inline evaluation evaluate(const tensor_view& reference, const tensor_view& target, const metric_set& metrics,
                            const evaluate_options& options = {}) {
     if (options.threads < 1)
-        throw error("evaluate_options::threads is " + std::to_string(options.threads) + "; it must be at least 1");
+        throw error(error_kind::usage,
+                    "evaluate_options::threads is " + std::to_string(options.threads) + "; it must be at least 1");
     validate_pair(reference, target);
     const auto& entries = metrics.entries();
     kernels::kernel_options kernel_options{};

@@ -172,7 +172,8 @@ inline metric_set& metric_set::add_builtin(std::string_view name, std::optional<
     std::string valid;
     for (const std::string_view candidate : builtin_metric_names())
         valid += (valid.empty() ? "" : ", ") + std::string(candidate);
-    throw error("unknown metric '" + std::string(name) + "'; valid names are: " + valid);
+    throw error(error_kind::usage, "unknown metric '" + std::string(name) + "'; valid names are: " + valid,
+                error_location::of_item(std::string(name)));
 }
 
 } // namespace numgap
