@@ -587,8 +587,11 @@ TEST_CASE("cli: a .npy reference against bf16 and f16 safetensors targets (a fil
     write_file(dir / "f16" / "all.safetensors", target("F16", {0x3C01, 0xC000, 0x4200, 0x3800, 0x4400, 0xBC00},
                                                        {0xBC00, 0x4000, 0xC200, 0xB800, 0xC400, 0x3C00},
                                                        {0x3C00, 0xC000, 0x4200, 0x3800, 0x4400, 0xBC00}));
-    for (const auto& [run, ulp] : {std::pair{dir / "bf16.st", std::string("0.0078125")},
+    // Not a structured binding: CAPTURE captures `run` in a lambda, which clang 14 refuses for bindings.
+    for (const auto& target_run : {std::pair{dir / "bf16.st", std::string("0.0078125")},
                                    std::pair{dir / "f16", std::string("0.0009765625")}}) {
+        const fs::path& run = target_run.first;
+        const std::string& ulp = target_run.second;
         CAPTURE(run);
         const cli_result result = run_cli({"compare", (dir / "reference").string(), run.string(), "--metric",
                                            "max_abs:<0.01", "--json", (dir / "r.json").string()},
