@@ -385,7 +385,10 @@ TEST_CASE("safetensors runs: a .npy reference against bf16 and f16 safetensors t
     graph.add_node("a", "op_a", {0});
     graph.add_node("b", "op_b", {1});
     const run_directory reference = run_directory::open(reference_dir.path());
-    for (const auto& [file, ulp] : {std::pair{"bf16.safetensors", 0.0078125}, std::pair{"f16/f16.safetensors", 0.0009765625}}) {
+    // Not a structured binding: CAPTURE captures `file` in a lambda, which clang 14 refuses for bindings.
+    for (const auto& target_file : {std::pair{"bf16.safetensors", 0.0078125}, std::pair{"f16/f16.safetensors", 0.0009765625}}) {
+        const char* const file = target_file.first;
+        const double ulp = target_file.second;
         CAPTURE(file);
         const run_directory target = run_directory::open(target_dir / file);
         const auto report = numgap::compare_runs(graph, graph, reference, target, metrics);
