@@ -29,7 +29,7 @@ ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
 
 # The suite again with clang (item 9 of issue 11: users build numgap with both
 # compilers). Benchmarks, the per-header checks and the install/consumer tests
-# are left to the GCC build above, which keeps this step shorter than it.
+# are left to the GCC build above.
 cmake -S . -B build-clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
 cmake --build build-clang -j "$jobs"
