@@ -6,9 +6,12 @@
 #      brief benchmark smoke run),
 #   3. rebuilds the tests with AddressSanitizer + UndefinedBehaviorSanitizer
 #      and runs them again,
-#   4. builds the libFuzzer targets with clang (tests/fuzz) and runs each for
+#   4. builds the tests, the examples and the CLI with clang++ (Release with
+#      debug info, the second compiler users build numgap with) and runs them,
+#   5. builds the libFuzzer targets with clang (tests/fuzz) and runs each for
 #      a fixed number of inputs on its seed corpus (a smoke run, not a timing).
-# Usage: bash cmake/run-tests.sh     (build folders: build/, build-sanitize/, build-fuzz/)
+# Usage: bash cmake/run-tests.sh
+#        (build folders: build/, build-sanitize/, build-clang/, build-fuzz/)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc 2>/dev/null || echo 2)
@@ -23,6 +26,14 @@ cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_SANITIZE=ON \
     -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
 cmake --build build-sanitize -j "$jobs"
 ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+
+# The suite again with clang (item 9 of issue 11: users build numgap with both
+# compilers). Benchmarks, the per-header checks and the install/consumer tests
+# are left to the GCC build above.
+cmake -S . -B build-clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
+cmake --build build-clang -j "$jobs"
+ctest --test-dir build-clang --output-on-failure -j "$jobs"
 
 # Only the fuzz targets and their CTest smoke runs: no tests, examples or install.
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_FUZZ=ON \

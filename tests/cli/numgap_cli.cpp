@@ -16,9 +16,13 @@
 
 #include <sys/wait.h>
 
+#include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/io/npy.hpp>
+#include <numgap/io/run_directory.hpp>
+#include <numgap/metric/metric_set.hpp>
 
+#include "../core/caught_error.hpp"
 #include "../io/safetensors_builder.hpp"
 #include "cli_support.hpp"
 
@@ -285,6 +289,36 @@ TEST_CASE("cli: unusable input exits 2 with a message naming the file and the re
             CHECK_MESSAGE(result.err.find(expected) != std::string::npos, "stderr: " << result.err);
         CHECK(result.err.find("numgap: error: ") != std::string::npos);
     }
+}
+
+TEST_CASE("cli: exit 2 prints the library's message; the library's error carries the kind a program acts on") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("typed_errors");
+    write_pair(dir);
+    const std::string reference = (dir / "reference").string(), target = (dir / "target").string();
+
+    // A graph.json listing a consumer before its producer: a graph error at a line:column of graph.json.
+    write_file(dir / "target" / "graph.json", R"({"nodes": [{"name": "a", "inputs": ["c"]},
+        {"name": "b", "inputs": ["a"]}, {"name": "c", "inputs": ["b"]}]})");
+    const auto graph_failure = numgap_test::caught_error([&] { (void)numgap::io::run_directory::open(target); });
+    REQUIRE(graph_failure.has_value());
+    CHECK(graph_failure->kind() == numgap::error_kind::graph);
+    CHECK(graph_failure->where().file == (dir / "target" / "graph.json").string());
+    CHECK(graph_failure->where().item == "a");
+    CHECK(graph_failure->where().line == 1);
+    cli_result result = run_cli({"compare", reference, target}, dir);
+    CHECK(result.status == 2);
+    CHECK_MESSAGE(result.err == "numgap: error: " + std::string(graph_failure->what()) + "\n", result.err);
+
+    // An unknown metric name: a usage error naming it.
+    write_pair(dir);
+    const auto usage_failure = numgap_test::caught_error([] { numgap::metric_set().add_builtin("nosuchmetric"); });
+    REQUIRE(usage_failure.has_value());
+    CHECK(usage_failure->kind() == numgap::error_kind::usage);
+    CHECK(usage_failure->where().item == "nosuchmetric");
+    result = run_cli({"compare", reference, target, "--metric", "nosuchmetric"}, dir);
+    CHECK(result.status == 2);
+    CHECK_MESSAGE(result.err.find(usage_failure->what()) != std::string::npos, result.err);
 }
 
 TEST_CASE("cli: the demo pinpoints its injected group-norm fault") {
@@ -554,8 +588,11 @@ TEST_CASE("cli: a .npy reference against bf16 and f16 safetensors targets (a fil
     write_file(dir / "f16" / "all.safetensors", target("F16", {0x3C01, 0xC000, 0x4200, 0x3800, 0x4400, 0xBC00},
                                                        {0xBC00, 0x4000, 0xC200, 0xB800, 0xC400, 0x3C00},
                                                        {0x3C00, 0xC000, 0x4200, 0x3800, 0x4400, 0xBC00}));
-    for (const auto& [run, ulp] : {std::pair{dir / "bf16.st", std::string("0.0078125")},
+    // Not a structured binding: CAPTURE captures `run` in a lambda, which clang 14 refuses for bindings.
+    for (const auto& target_run : {std::pair{dir / "bf16.st", std::string("0.0078125")},
                                    std::pair{dir / "f16", std::string("0.0009765625")}}) {
+        const fs::path& run = target_run.first;
+        const std::string& ulp = target_run.second;
         CAPTURE(run);
         const cli_result result = run_cli({"compare", (dir / "reference").string(), run.string(), "--metric",
                                            "max_abs:<0.01", "--json", (dir / "r.json").string()},

@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "../core/caught_error.hpp"
 #include <numgap/graph/ancestors.hpp>
 #include <numgap/graph/basic_graph.hpp>
 
@@ -39,4 +40,7 @@ TEST_CASE("ancestors_terminates_on_a_cycle") {
 TEST_CASE("ancestors_rejects_a_node_that_does_not_exist") {
     CHECK_THROWS_WITH_AS(numgap::ancestors(diamond(), 5), doctest::Contains("node index 5 does not exist"),
                          numgap::error);
+    const auto failure = numgap_test::caught_error([] { (void)numgap::ancestors(diamond(), 5); });
+    REQUIRE(failure.has_value());
+    CHECK(failure->kind() == numgap::error_kind::graph);
 }

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "../core/caught_error.hpp"
 #include <numgap/graph/basic_graph.hpp>
 
 TEST_CASE("basic_graph_add_node_defaults_output_key_to_name") {
@@ -27,6 +28,13 @@ TEST_CASE("basic_graph_rejects_a_producer_that_does_not_exist") {
     CHECK_THROWS_WITH_AS(g.add_edge(3, 0), doctest::Contains("producer index 3"), numgap::error);
     CHECK_THROWS_WITH_AS(g.add_edge(0, 3), doctest::Contains("node index 3 does not exist"), numgap::error);
     CHECK_THROWS_AS(g.set_producers(0, {1}), numgap::error);
+    const auto dangling = numgap_test::caught_error([&] { g.add_node("conv1", "conv", {0, 5}); });
+    REQUIRE(dangling.has_value());
+    CHECK(dangling->kind() == numgap::error_kind::graph);
+    CHECK(dangling->where().item == "conv1");
+    const auto missing = numgap_test::caught_error([&] { g.add_edge(0, 3); });
+    REQUIRE(missing.has_value());
+    CHECK(missing->kind() == numgap::error_kind::graph);
 }
 
 TEST_CASE("basic_graph_ambiguous_lookups_throw_naming_the_key") {
@@ -35,6 +43,10 @@ TEST_CASE("basic_graph_ambiguous_lookups_throw_naming_the_key") {
     g.add_node("dup", "", {}, {}, {"t0"});
     CHECK_THROWS_WITH_AS(g.find("dup"), doctest::Contains("node name 'dup' belongs to several nodes"), numgap::error);
     CHECK_THROWS_WITH_AS(g.producer_of("t0"), doctest::Contains("'t0'"), numgap::error);
+    const auto ambiguous = numgap_test::caught_error([&] { (void)g.producer_of("t0"); });
+    REQUIRE(ambiguous.has_value());
+    CHECK(ambiguous->kind() == numgap::error_kind::graph);
+    CHECK(ambiguous->where().item == "t0");
 }
 
 TEST_CASE("basic_graph_producer_of_resolves_every_output_key") {

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "../core/caught_error.hpp"
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/graph/topological_order.hpp>
 
@@ -62,12 +63,20 @@ TEST_CASE("topological_order_self_loop_is_a_cycle") {
     g.add_edge(0, 0);
     CHECK_THROWS_WITH_AS(numgap::topological_order(g), doctest::Contains("cycle through node 'x' (index 0)"),
                          numgap::error);
+    const auto cycle = numgap_test::caught_error([&] { (void)numgap::topological_order(g); });
+    REQUIRE(cycle.has_value());
+    CHECK(cycle->kind() == numgap::error_kind::graph);
+    CHECK(cycle->where().item == "x");
 }
 
 TEST_CASE("topological_order_dangling_producer_names_the_node") {
     raw_graph g{{{}, {7}}};
     CHECK_THROWS_WITH_AS(numgap::topological_order(g),
                          doctest::Contains("node 'n1' (index 1) lists producer index 7"), numgap::error);
+    const auto dangling = numgap_test::caught_error([&] { (void)numgap::topological_order(g); });
+    REQUIRE(dangling.has_value());
+    CHECK(dangling->kind() == numgap::error_kind::graph);
+    CHECK(dangling->where().item == "n1");
 }
 
 namespace {

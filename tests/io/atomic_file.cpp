@@ -97,6 +97,11 @@ TEST_CASE("write_file_atomically: a directory that does not exist is named in th
         [] { numgap::io::write_file_atomically("/nonexistent_dir_numgap/r.csv", "x", "CSV report"); });
     CHECK(numgap_test::contains(message, "cannot write CSV report '/nonexistent_dir_numgap/r.csv'"));
     CHECK(numgap_test::contains(message, "No such file or directory"));
+    const auto failure = numgap_test::caught_error(
+        [] { numgap::io::write_file_atomically("/nonexistent_dir_numgap/r.csv", "x", "CSV report"); });
+    REQUIRE(failure.has_value());
+    CHECK(failure->kind() == numgap::error_kind::io);
+    CHECK(failure->where().file == "/nonexistent_dir_numgap/r.csv");
 }
 
 TEST_CASE("temporary_file: removed unless committed; keep() never replaces an existing file") {

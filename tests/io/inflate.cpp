@@ -240,4 +240,20 @@ TEST_CASE("inflate_prefix_decodes_only_the_first_bytes") {
     CHECK(prefix_of(7) == numgap_test::to_bytes("xxxxxxy")); // exactly full: the corrupt block is not read
     CHECK(contains(error_of([&] { (void)prefix_of(8); }), "prefix stream: corrupt deflate data: invalid block type 3"));
     CHECK(contains(inflate_error(w.bytes, 7), "invalid block type 3")); // the whole stream is corrupt
+    // A format error; without the stream's place in a file, the offset counts from the stream's start...
+    const auto alone = numgap_test::caught_error([&] { (void)prefix_of(8); });
+    REQUIRE(alone.has_value());
+    CHECK(alone->kind() == numgap::error_kind::format);
+    CHECK(alone->where().offset == w.bytes.size() - 1);
+    // ...and with it, from the start of the file, keeping file and member.
+    std::vector<std::byte> output(8);
+    const auto placed = numgap_test::caught_error([&] {
+        numgap::io::inflate_into(w.bytes, output, "x", nullptr,
+                                 numgap::error_location::at_offset("run.npz", 1000, "x.npy"));
+    });
+    REQUIRE(placed.has_value());
+    CHECK(placed->kind() == numgap::error_kind::format);
+    CHECK(placed->where().file == "run.npz");
+    CHECK(placed->where().item == "x.npy");
+    CHECK(placed->where().offset == 1000 + w.bytes.size() - 1);
 }

@@ -59,4 +59,10 @@ TEST_CASE("mapped_file_errors_name_the_file_and_the_os_reason") {
     const std::string directory = error_of([&] { (void)mapped_file::open(scratch.path()); });
     CHECK(contains(directory, scratch.path().string()));
     CHECK(contains(directory, "not a regular file"));
+    for (const auto& path : {scratch / "missing.npy", scratch.path()}) {
+        const auto failure = numgap_test::caught_error([&] { (void)mapped_file::open(path); });
+        REQUIRE(failure.has_value());
+        CHECK(failure->kind() == numgap::error_kind::io);
+        CHECK(failure->where().file == path.string());
+    }
 }

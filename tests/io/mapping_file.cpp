@@ -31,6 +31,14 @@ TEST_CASE("mapping_file: JSON errors name the file, line, column and key") {
     CHECK(contains(item, "every target node must be a string"));
     const std::string syntax = error_of([] { numgap::io::parse_mapping("{\"a\": }", "map.json"); });
     CHECK(contains(syntax, "map.json:1:"));
+    const auto located =
+        numgap_test::caught_error([] { numgap::io::parse_mapping("{\"a\": \"x\",\n \"b\": 3}", "map.json"); });
+    REQUIRE(located.has_value());
+    CHECK(located->kind() == numgap::error_kind::schema);
+    CHECK(located->where().file == "map.json");
+    CHECK(located->where().item == "b");
+    CHECK(located->where().line == 2);
+    CHECK(located->where().column == 7);
 }
 
 TEST_CASE("mapping_file: CSV with an optional header, CRLF, blank lines and quoted names") {
@@ -49,6 +57,15 @@ TEST_CASE("mapping_file: CSV errors name the file and the line") {
     CHECK(contains(empty, "map.csv:3: the reference node name is empty"));
     const std::string open_quote = error_of([] { numgap::io::parse_mapping("\"a,b\n", "map.csv"); });
     CHECK(contains(open_quote, "map.csv:1: a quoted name is not closed"));
+    const auto malformed = numgap_test::caught_error([] { numgap::io::parse_mapping("a,b\nc,d,e\n", "map.csv"); });
+    REQUIRE(malformed.has_value());
+    CHECK(malformed->kind() == numgap::error_kind::format);
+    CHECK(malformed->where().file == "map.csv");
+    CHECK(malformed->where().line == 2);
+    const auto unnamed = numgap_test::caught_error([] { numgap::io::parse_mapping("a,b\n\n,d\n", "map.csv"); });
+    REQUIRE(unnamed.has_value());
+    CHECK(unnamed->kind() == numgap::error_kind::schema);
+    CHECK(unnamed->where().line == 3);
 }
 
 TEST_CASE("mapping_file: read_mapping_file names a missing or empty file") {
@@ -57,6 +74,10 @@ TEST_CASE("mapping_file: read_mapping_file names a missing or empty file") {
                    "cannot read the mapping file"));
     dir.write("empty.csv", "reference,target\n");
     CHECK(contains(error_of([&] { numgap::io::read_mapping_file(dir / "empty.csv"); }), "maps no node"));
+    const auto absent = numgap_test::caught_error([&] { numgap::io::read_mapping_file(dir / "absent.csv"); });
+    REQUIRE(absent.has_value());
+    CHECK(absent->kind() == numgap::error_kind::io);
+    CHECK(absent->where().file == (dir / "absent.csv").string());
     dir.write("ok.json", R"({"a": "b"})");
     CHECK(numgap::io::read_mapping_file(dir / "ok.json") == pairs{{"a", "b"}});
 }

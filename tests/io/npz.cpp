@@ -45,18 +45,27 @@ std::vector<std::string> names(const npz_archive& archive) {
     return result;
 }
 
-// Opens a modified copy of a fixture and reads every member.
-std::string corrupted_error(const std::string& fixture, void (*mutate)(std::vector<std::byte>&)) {
+// Opens a modified copy of a fixture and reads every member: the error, whole.
+numgap::error corrupted_failure(const std::string& fixture, void (*mutate)(std::vector<std::byte>&)) {
     numgap_test::temp_directory scratch;
     std::vector<std::byte> bytes = numgap_test::read_bytes(numgap_test::fixture(fixture));
     mutate(bytes);
     const auto path = scratch.write("bad.npz", bytes);
-    return error_of([&] {
+    const auto failure = numgap_test::caught_error([&] {
         const npz_archive archive = npz_archive::open(path);
         std::unique_ptr<std::byte[]> storage;
         for (const auto& member : archive.members()) (void)archive.member_bytes(member, storage);
     });
+    REQUIRE(failure.has_value());
+    return *failure;
 }
+
+// Its message only.
+std::string corrupted_error(const std::string& fixture, void (*mutate)(std::vector<std::byte>&)) {
+    return corrupted_failure(fixture, mutate).what();
+}
+
+bool names_bad_npz(const numgap::error& failure) { return failure.where().file.ends_with("bad.npz"); }
 
 } // namespace
 
@@ -125,6 +134,11 @@ TEST_CASE("npz_rejects_corrupt_archives_naming_archive_and_member") {
             corrupted_error("npz/stored.npz", [](std::vector<std::byte>& b) { b.resize(b.size() - 10); });
         CHECK(contains(message, "bad.npz"));
         CHECK(contains(message, "no zip end-of-central-directory record"));
+        const numgap::error failure =
+            corrupted_failure("npz/stored.npz", [](std::vector<std::byte>& b) { b.resize(b.size() - 10); });
+        CHECK(failure.kind() == numgap::error_kind::format);
+        CHECK(names_bad_npz(failure));
+        CHECK(failure.where().item.empty());
     }
     SUBCASE("not an archive at all") {
         const std::string message = corrupted_error("npz/stored.npz", [](std::vector<std::byte>& b) { b.resize(12); });
@@ -136,6 +150,13 @@ TEST_CASE("npz_rejects_corrupt_archives_naming_archive_and_member") {
         });
         CHECK(contains(message, "member 'block/b.npy'"));
         CHECK(contains(message, "compression method 12"));
+        const numgap::error failure = corrupted_failure("npz/stored.npz", [](std::vector<std::byte>& b) {
+            b[find_all(b, central_signature).at(1) + 10] = std::byte(12);
+        });
+        CHECK(failure.kind() == numgap::error_kind::format);
+        CHECK(names_bad_npz(failure));
+        CHECK(failure.where().item == "block/b.npy");
+        CHECK(failure.where().has_offset()); // the member's local header
     }
     SUBCASE("encrypted member") {
         const std::string message = corrupted_error("npz/stored.npz", [](std::vector<std::byte>& b) {
@@ -159,6 +180,16 @@ TEST_CASE("npz_rejects_corrupt_archives_naming_archive_and_member") {
         });
         CHECK(contains(message, "member 'big.npy'"));
         CHECK(contains(message, "corrupt deflate data"));
+        const numgap::error failure = corrupted_failure("npz/compressed.npz", [](std::vector<std::byte>& b) {
+            const npz_archive archive = npz_archive::open(numgap_test::fixture("npz/compressed.npz"));
+            b[std::size_t(archive.find("big.npy")->data_offset)] = std::byte(0x07);
+        });
+        CHECK(failure.kind() == numgap::error_kind::format);
+        CHECK(names_bad_npz(failure));
+        CHECK(failure.where().item == "big.npy");
+        // The compressed byte at fault, counted from the start of the archive.
+        const npz_archive archive = npz_archive::open(numgap_test::fixture("npz/compressed.npz"));
+        CHECK(failure.where().offset == archive.find("big.npy")->data_offset);
     }
     SUBCASE("broken central directory signature") {
         const std::string message = corrupted_error("npz/stored.npz", [](std::vector<std::byte>& b) {
@@ -171,6 +202,13 @@ TEST_CASE("npz_rejects_corrupt_archives_naming_archive_and_member") {
             b[find_all(b, central_signature).at(2) + 46] = std::byte('a'); // "c.npy" -> "a.npy"
         });
         CHECK(contains(message, "member 'a.npy' appears twice"));
+        const numgap::error failure = corrupted_failure("npz/stored.npz", [](std::vector<std::byte>& b) {
+            b[find_all(b, central_signature).at(2) + 46] = std::byte('a');
+        });
+        CHECK(failure.kind() == numgap::error_kind::schema);
+        CHECK(failure.where().item == "a.npy");
+        CHECK(failure.where().offset ==
+              find_all(numgap_test::read_bytes(numgap_test::fixture("npz/stored.npz")), central_signature).at(2));
     }
     SUBCASE("local header disagrees with the directory") {
         const std::string message = corrupted_error("npz/stored.npz", [](std::vector<std::byte>& b) {
@@ -193,6 +231,14 @@ TEST_CASE("npz_rejects_corrupt_archives_naming_archive_and_member") {
             b[end + 8] = b[end + 10] = std::byte(0xf0);
         });
         CHECK(contains(message, "claims 240 members"));
+        const numgap::error failure = corrupted_failure("npz/stored.npz", [](std::vector<std::byte>& b) {
+            const std::size_t end = find_all(b, 0x06054b50u).back();
+            b[end + 8] = b[end + 10] = std::byte(0xf0);
+        });
+        CHECK(failure.kind() == numgap::error_kind::format);
+        CHECK(names_bad_npz(failure));
+        CHECK(failure.where().offset ==
+              find_all(numgap_test::read_bytes(numgap_test::fixture("npz/stored.npz")), 0x06054b50u).back());
     }
 }
 
@@ -236,6 +282,11 @@ TEST_CASE("npz_refuses_members_that_share_bytes_at_open") {
     CHECK(contains(message, "overlap.npz"));
     CHECK(contains(message, "member 'm101.npy' overlaps member 'm100.npy'"));
     CHECK(contains(message, "refuses archives whose members share bytes"));
+    const auto overlap = numgap_test::caught_error([&] { (void)npz_archive::open(path); });
+    REQUIRE(overlap.has_value());
+    CHECK(overlap->kind() == numgap::error_kind::format);
+    CHECK(overlap->where().file == path.string());
+    CHECK(overlap->where().item == "m101.npy");
 
     // Adjacent members (the normal layout) are fine.
     numgap_test::zip_builder honest;
@@ -270,6 +321,15 @@ TEST_CASE("npz_refuses_impossible_and_over_limit_sizes_before_allocating") {
     CHECK(contains(limit, "member 'limit.npy' declares 2097152 uncompressed bytes, more than the limit of 1048576"));
     CHECK(contains(limit, "read_policy::max_inflated_bytes"));
     CHECK(storage == nullptr); // refused before anything was allocated
+    // Both refusals are limits a program can tell from corruption, naming archive and member.
+    for (const char* member : {"ratio.npy", "limit.npy"}) {
+        const auto failure =
+            numgap_test::caught_error([&] { (void)archive.member_bytes(*archive.find(member), storage); });
+        REQUIRE(failure.has_value());
+        CHECK(failure->kind() == numgap::error_kind::limit);
+        CHECK(failure->where().file == path.string());
+        CHECK(failure->where().item == member);
+    }
     // The default limit lets the same member through (it then fails for its short stream).
     const npz_archive defaults = npz_archive::open(path);
     CHECK(contains(error_of([&] { (void)defaults.member_bytes(*defaults.find("limit.npy"), storage); }),

@@ -22,6 +22,14 @@ std::string manifest_error(const std::string& text) {
 std::string tensor_error(const std::string& entry) {
     return manifest_error("{\"tensors\": {\"t\": " + entry + "}}");
 }
+numgap::error manifest_failure(const std::string& text) {
+    const auto failure = numgap_test::caught_error([&] { (void)parse_run_manifest(text, "runs/ref/graph.json"); });
+    REQUIRE(failure.has_value());
+    return *failure;
+}
+numgap::error tensor_failure(const std::string& entry) {
+    return manifest_failure("{\"tensors\": {\"t\": " + entry + "}}");
+}
 } // namespace
 
 TEST_CASE("run_manifest_parses_the_issue_example") {
@@ -115,6 +123,13 @@ TEST_CASE("run_manifest_rejects_bad_structure_with_location") {
     CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\", \"debug_handle\": [1]}]}"),
                    "node 'a': unknown key \"debug_handle\""));
     CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\",\n \"x\": [}]}"), "runs/ref/graph.json:2:8: expected a JSON value"));
+    // The same place for a program: file and line:column of the offending value.
+    const numgap::error unknown = manifest_failure("{\n \"node\": []}");
+    CHECK(unknown.kind() == numgap::error_kind::schema);
+    CHECK(unknown.where().file == "runs/ref/graph.json");
+    CHECK(unknown.where().line == 2);
+    CHECK(unknown.where().column == 10);
+    CHECK(manifest_failure("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}").kind() == numgap::error_kind::schema);
 }
 
 TEST_CASE("run_manifest_rejects_inconsistent_graphs") {
@@ -124,6 +139,12 @@ TEST_CASE("run_manifest_rejects_inconsistent_graphs") {
                    "node 'a' reads tensor 'b', which node 'b' produces later in the list"));
     CHECK(contains(manifest_error(R"({"nodes": [{"name": "a", "inputs": ["a"]}]})"),
                    "node 'a' reads tensor 'a', which node 'a' produces itself"));
+    const numgap::error later = manifest_failure(R"({"nodes": [{"name": "a", "inputs": ["b"]}, {"name": "b"}]})");
+    CHECK(later.kind() == numgap::error_kind::graph);
+    CHECK(later.where().item == "a");
+    CHECK(later.where().line == 1);
+    CHECK(manifest_failure(R"({"nodes": [{"name": "a"}, {"name": "b", "outputs": ["a"]}]})").kind() ==
+          numgap::error_kind::graph);
     // Graph inputs have no producer and are fine.
     CHECK(manifest_error(R"({"nodes": [{"name": "a", "inputs": ["x"]}, {"name": "b", "inputs": ["a", "x"]}]})") ==
           "<no numgap::error>");
@@ -144,6 +165,13 @@ TEST_CASE("run_manifest_rejects_bad_tensor_entries_naming_the_tensor") {
     CHECK(contains(tensor_error(R"({"axis_order": [0, 3]})"), "must be a permutation of 0..1"));
     CHECK(contains(tensor_error(R"({"axis_order": [1, 0], "shape": [1, 2, 3]})"),
                    "\"axis_order\" has 2 entries but \"shape\" has rank 3"));
+    const numgap::error dtype = tensor_failure(R"({"dtype": "int64"})");
+    CHECK(dtype.kind() == numgap::error_kind::dtype);
+    CHECK(dtype.where().item == "t");
+    CHECK(dtype.where().column == 29);
+    CHECK(tensor_failure(R"({"shape": [1,1,1,1,1,1,1,1,1]})").kind() == numgap::error_kind::limit);
+    CHECK(tensor_failure(R"({"axis_order": [1, 0], "shape": [1, 2, 3]})").kind() == numgap::error_kind::shape);
+    CHECK(tensor_failure(R"({"file": ""})").kind() == numgap::error_kind::schema);
 }
 
 TEST_CASE("run_manifest_rejects_bad_quantization_naming_the_tensor") {
@@ -166,6 +194,9 @@ TEST_CASE("run_manifest_rejects_bad_quantization_naming_the_tensor") {
                    "\"quant_axis\" 2 is not a dimension of shape of rank 2"));
     CHECK(contains(tensor_error(R"({"dtype": "float32", "scale": 0.5})"),
                    "tensor 't': \"scale\" is given but dtype float32 is not an integer type"));
+    CHECK(tensor_failure(R"({"dtype": "float32", "scale": 0.5})").kind() == numgap::error_kind::dtype);
+    CHECK(tensor_failure(R"({"scale": [1, 2], "quant_axis": 1, "shape": [2, 3]})").kind() == numgap::error_kind::shape);
+    CHECK(tensor_failure(R"({"scale": 0})").kind() == numgap::error_kind::schema);
 }
 
 TEST_CASE("run_manifest_numbers_that_underflow_read_as_zero_in_metadata_and_fields") {

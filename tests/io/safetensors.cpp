@@ -13,11 +13,14 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+
 #include <numgap/compare/compare_runs.hpp>
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/safetensors.hpp>
+#include <numgap/io/safetensors_run.hpp>
 #include <numgap/metric/metric_set.hpp>
 
 #include "end_to_end.hpp"
@@ -53,6 +56,15 @@ std::string header_error(const std::string& file) {
         error_of([&] { (void)numgap::io::parse_safetensors_header(as_bytes(file), "hostile.safetensors"); });
     CHECK(contains(message, "hostile.safetensors"));
     return message;
+}
+
+// The whole error, to check its kind and location.
+numgap::error header_failure(const std::string& file) {
+    const auto failure = numgap_test::caught_error(
+        [&] { (void)numgap::io::parse_safetensors_header(as_bytes(file), "hostile.safetensors"); });
+    REQUIRE(failure.has_value());
+    CHECK(failure->where().file == "hostile.safetensors");
+    return *failure;
 }
 
 std::string entry(const std::string& key, const std::string& type, const std::string& shape, std::uint64_t begin,
@@ -136,6 +148,12 @@ TEST_CASE("safetensors: a dtype numgap lacks fails only when that key is loaded,
     const std::string message =
         error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("fp8"), "odd.safetensors"); });
     CHECK(contains(message, "unsupported dtype F8_E4M3 in key 'fp8' of file 'odd.safetensors'"));
+    const auto unsupported = numgap_test::caught_error(
+        [&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("fp8"), "odd.safetensors"); });
+    REQUIRE(unsupported.has_value());
+    CHECK(unsupported->kind() == numgap::error_kind::dtype);
+    CHECK(unsupported->where().file == "odd.safetensors");
+    CHECK(unsupported->where().item == "fp8");
     CHECK(contains(error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("wide"), "o"); }),
                    "unsupported dtype I64 in key 'wide'"));
 
@@ -193,6 +211,30 @@ TEST_CASE("safetensors: hostile headers are refused with the file, the key and t
     CHECK(contains(header_error(file_bytes(R"({"__metadata__":{"n":1}})")),
                    "key '__metadata__': \"n\" is a number, not a string"));
     CHECK(contains(header_error(file_bytes("{\"\xff\":1}")), "invalid UTF-8"));
+
+    // Kinds and locations a program can act on.
+    const numgap::error truncated = header_failure(std::string("\x10\x00\x00", 3));
+    CHECK(truncated.kind() == numgap::error_kind::format);
+    CHECK(truncated.where().offset == 0);
+    CHECK(header_failure(length_prefix(std::uint64_t(1) << 62) + "{}").kind() == numgap::error_kind::limit);
+    const numgap::error past_end = header_failure(file_bytes("{" + entry("a", "F32", "[4]", 0, 32) + "}", data16));
+    CHECK(past_end.kind() == numgap::error_kind::format);
+    CHECK(past_end.where().item == "a");
+    const std::string misfit = file_bytes("{" + entry("a", "F32", "[3]", 0, 16) + "}", data16);
+    const numgap::error wrong_size = header_failure(misfit);
+    CHECK(wrong_size.kind() == numgap::error_kind::shape);
+    CHECK(wrong_size.where().item == "a");
+    CHECK(wrong_size.where().offset == misfit.size() - 16); // the entry's first data byte
+    const numgap::error overlap = header_failure(
+        file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}", data16));
+    CHECK(overlap.kind() == numgap::error_kind::schema);
+    CHECK(overlap.where().item == "b");
+    CHECK(header_failure(file_bytes("{" + entry("a", "F32", "[4294967296,4294967296]", 0, 16) + "}", data16)).kind() ==
+          numgap::error_kind::limit);
+    const numgap::error undefined = header_failure(file_bytes("{" + entry("a", "Q7", "[4]", 0, 16) + "}", data16));
+    CHECK(undefined.kind() == numgap::error_kind::dtype);
+    CHECK(undefined.where().item == "a");
+    CHECK(header_failure(file_bytes(R"({"a":[1]})", data16)).kind() == numgap::error_kind::schema);
 }
 
 TEST_CASE("safetensors: misaligned data is read right: mapped view as is, run_directory copies that tensor") {
@@ -255,6 +297,18 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     CHECK(contains(twice, "key 'logits' is in both safetensors files"));
     CHECK(contains(twice, "'a.safetensors'"));
     CHECK(contains(twice, "'c.safetensors'"));
+    // The set of files itself says which key and file: a schema error.
+    numgap::io::safetensors_tensors files;
+    const auto add = [&](const char* name) {
+        files.add(name, numgap::io::file_descriptor(::open((run / "folder" / name).c_str(), O_RDONLY | O_CLOEXEC)),
+                  run / "folder" / name);
+    };
+    add("a.safetensors");
+    const auto twice_failure = numgap_test::caught_error([&] { add("c.safetensors"); });
+    REQUIRE(twice_failure.has_value());
+    CHECK(twice_failure->kind() == numgap::error_kind::schema);
+    CHECK(twice_failure->where().file == "c.safetensors");
+    CHECK(twice_failure->where().item == "logits");
     std::filesystem::remove(run / "folder/c.safetensors");
 
     numgap::io::write_npy(run / "folder/q.npy", std::vector<float>{9}.data(), std::vector<std::int64_t>{1});
@@ -299,6 +353,14 @@ TEST_CASE("safetensors runs: a sharded set through its index.json, confined to t
     run.write("model/no_map.index.json", R"({"metadata": {}})");
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "model/no_map.index.json"); }),
                    "no \"weight_map\" object"));
+    const auto not_a_file = numgap_test::caught_error(
+        [] { (void)numgap::io::parse_safetensors_weight_map("{\"weight_map\": {\"a\": 1}}", "m.index.json"); });
+    REQUIRE(not_a_file.has_value());
+    CHECK(not_a_file->kind() == numgap::error_kind::schema);
+    CHECK(not_a_file->where().file == "m.index.json");
+    CHECK(not_a_file->where().item == "a");
+    CHECK(not_a_file->where().line == 1);
+    CHECK(not_a_file->where().column == 22);
 }
 
 TEST_CASE("safetensors runs: a .npy reference against bf16 and f16 safetensors targets through compare_runs") {
@@ -320,7 +382,10 @@ TEST_CASE("safetensors runs: a .npy reference against bf16 and f16 safetensors t
     const numgap::metric_set metrics = numgap_test::defaults_and_max_abs();
     const numgap::basic_graph graph = numgap_test::chain_x_a_b();
     const run_directory reference = run_directory::open(reference_dir.path());
-    for (const auto& [file, ulp] : {std::pair{"bf16.safetensors", 0.0078125}, std::pair{"f16/f16.safetensors", 0.0009765625}}) {
+    // Not a structured binding: CAPTURE captures `file` in a lambda, which clang 14 refuses for bindings.
+    for (const auto& target_file : {std::pair{"bf16.safetensors", 0.0078125}, std::pair{"f16/f16.safetensors", 0.0009765625}}) {
+        const char* const file = target_file.first;
+        const double ulp = target_file.second;
         CAPTURE(file);
         const run_directory target = run_directory::open(target_dir / file);
         const auto report = numgap::compare_runs(graph, graph, reference, target, metrics);

@@ -7,16 +7,20 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
 
 #include <numgap/core/error.hpp>
+
+#include "../core/caught_error.hpp"
 
 namespace numgap_test {
 
@@ -61,12 +65,8 @@ inline std::vector<std::uint8_t> lcg_bytes(std::size_t count) {
 // returns normally. Other exceptions escape, failing the test.
 template <class Action>
 std::string error_of(Action&& action) {
-    try {
-        action();
-    } catch (const numgap::error& failure) {
-        return failure.what();
-    }
-    return "<no numgap::error>";
+    const std::optional<numgap::error> failure = caught_error(std::forward<Action>(action));
+    return failure ? failure->what() : "<no numgap::error>";
 }
 
 inline bool contains(const std::string& text, std::string_view part) {

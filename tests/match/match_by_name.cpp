@@ -19,6 +19,8 @@
 
 #include <numgap_support/synthetic_graphs.hpp>
 
+#include "../core/caught_error.hpp"
+
 namespace {
 const numgap::match_group* group_of(const numgap::match_result& result, std::size_t reference_node) {
     for (const auto& group : result.groups)
@@ -101,6 +103,10 @@ TEST_CASE("match_by_name_duplicate_names_error_or_skip") {
                          doctest::Contains("reference graph has two nodes named 'conv' after normalisation: 'conv' "
                                            "(index 1) and 'conv' (index 2)"),
                          numgap::error);
+    const auto duplicate = numgap_test::caught_error([&] { (void)numgap::match_by_name(ref, tgt); });
+    REQUIRE(duplicate.has_value());
+    CHECK(duplicate->kind() == numgap::error_kind::schema);
+    CHECK(duplicate->where().item == "conv");
     numgap::match_options options;
     options.on_duplicate_names = numgap::match_options::duplicate_names::skip;
     const auto result = numgap::match_by_name(ref, tgt, options);
@@ -179,6 +185,10 @@ TEST_CASE("match_by_name_composes_with_a_prior_result") {
     CHECK_THROWS_WITH_AS(numgap::match_by_name(ref, tgt, {}, prior),
                          doctest::Contains("target node 'b' (index 1) belongs to two earlier match groups"),
                          numgap::error);
+    const auto twice = numgap_test::caught_error([&] { (void)numgap::match_by_name(ref, tgt, {}, prior); });
+    REQUIRE(twice.has_value());
+    CHECK(twice->kind() == numgap::error_kind::graph);
+    CHECK(twice->where().item == "b");
     numgap::match_result out_of_range;
     out_of_range.groups.push_back({{5}, {0}, numgap::match_kind::one_to_one, "mine", 1, 5, 0, "", "", {}});
     CHECK_THROWS_WITH_AS(numgap::match_by_name(ref, tgt, {}, out_of_range),

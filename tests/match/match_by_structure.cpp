@@ -541,7 +541,10 @@ TEST_CASE("match_by_structure_does_not_cascade_on_the_sweep_seeds_that_used_to")
         {10028, numgap_test::model_family::cnn},         {10055, numgap_test::model_family::cnn},
         {10058, numgap_test::model_family::cnn},         {10071, numgap_test::model_family::cnn},
         {10077, numgap_test::model_family::cnn}};
-    for (const auto& [seed, family] : cases) {
+    // Not a structured binding: CAPTURE captures `seed` in a lambda, which clang 14 refuses for bindings.
+    for (const auto& seeded : cases) {
+        const auto seed = seeded.first;
+        const auto family = seeded.second;
         CAPTURE(seed);
         std::mt19937_64 rng(seed);
         numgap_test::derive_options options;

@@ -2,6 +2,7 @@
 // names are used, and every bad entry is a numgap::error naming the name.
 #include <doctest/doctest.h>
 
+#include "../core/caught_error.hpp"
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/match/match_explicit.hpp>
 
@@ -39,6 +40,10 @@ TEST_CASE("match_explicit_bad_entries_throw") {
     options.explicit_mapping = {{"conv", "missing"}};
     CHECK_THROWS_WITH_AS(numgap::match_explicit(g.ref, g.tgt, options),
                          doctest::Contains("target graph has no node named 'missing'"), numgap::error);
+    const auto missing = numgap_test::caught_error([&] { (void)numgap::match_explicit(g.ref, g.tgt, options); });
+    REQUIRE(missing.has_value());
+    CHECK(missing->kind() == numgap::error_kind::schema);
+    CHECK(missing->where().item == "missing");
     options.explicit_mapping = {{"nope", "fused"}};
     CHECK_THROWS_WITH_AS(numgap::match_explicit(g.ref, g.tgt, options),
                          doctest::Contains("reference graph has no node named 'nope'"), numgap::error);
@@ -51,6 +56,10 @@ TEST_CASE("match_explicit_bad_entries_throw") {
     options.explicit_mapping = {{"conv", "out"}};
     CHECK_THROWS_WITH_AS(numgap::match_explicit(g.ref, g.tgt, options, prior),
                          doctest::Contains("reference node 'conv' (index 0) was already matched"), numgap::error);
+    const auto again = numgap_test::caught_error([&] { (void)numgap::match_explicit(g.ref, g.tgt, options, prior); });
+    REQUIRE(again.has_value());
+    CHECK(again->kind() == numgap::error_kind::usage);
+    CHECK(again->where().item == "conv");
 }
 
 TEST_CASE("match_explicit_empty_mapping_matches_nothing") {

@@ -16,6 +16,7 @@
 #include <numgap/kernels/scalar_reference.hpp>
 #include <numgap/metric.hpp>
 
+#include "../core/caught_error.hpp"
 #include "test_support.hpp"
 
 using namespace numgap_test;
@@ -356,5 +357,9 @@ TEST_CASE("add_builtin rejects unknown names listing the valid ones") {
     numgap::metric_set set;
     CHECK_THROWS_WITH_AS(set.add_builtin("cosin"), doctest::Contains("'cosin'"), numgap::error);
     CHECK_THROWS_WITH_AS(set.add_builtin("cosin"), doctest::Contains("cosine, atol, mse"), numgap::error);
+    const auto unknown = numgap_test::caught_error([&] { set.add_builtin("cosin"); });
+    REQUIRE(unknown.has_value());
+    CHECK(unknown->kind() == numgap::error_kind::usage);
+    CHECK(unknown->where().item == "cosin");
     CHECK(set.add_builtin("topk").add_builtin("kl_div").size() == 2);
 }

@@ -8,6 +8,7 @@
 
 #include <numgap/kernels/scalar_reference.hpp>
 
+#include "../core/caught_error.hpp"
 #include "test_support.hpp"
 
 using namespace numgap_test;
@@ -83,6 +84,10 @@ TEST_CASE("topk rejects k outside 1..row length with a message naming the tensor
     CHECK_THROWS_WITH_AS(numgap::topk{3}(rv, matrix(r, 2, 2)),
                          doctest::Contains("'logits'"), numgap::error);
     CHECK_THROWS_AS(numgap::topk{0}(rv, matrix(r, 2, 2)), numgap::error);
+    const auto k_too_large = numgap_test::caught_error([&] { (void)numgap::topk{3}(rv, matrix(r, 2, 2)); });
+    REQUIRE(k_too_large.has_value());
+    CHECK(k_too_large->kind() == numgap::error_kind::usage);
+    CHECK(k_too_large->where().item == "logits");
     const std::vector<float> with_nan = {1, 2, nan_f, 4};
     CHECK(std::isnan(numgap::topk{}(rv, matrix(with_nan, 2, 2))));
 }

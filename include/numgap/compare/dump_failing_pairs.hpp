@@ -45,7 +45,9 @@ inline std::string file_safe(std::string_view name) {
 template <class Source>
 void dump_one(Source& source, const std::string& key, const std::filesystem::path& path) {
     auto held = fetch_tensor(source, key);
-    if (!held) throw error("cannot dump tensor '" + key + "': the run no longer has it");
+    if (!held)
+        throw error(error_kind::io, "cannot dump tensor '" + key + "': the run no longer has it",
+                    error_location::of_item(key));
     const tensor_view view = view_of(*held);
     std::vector<float> values(static_cast<std::size_t>(view.size()));
     copy_as_float(view, std::span<float>(values));
@@ -65,8 +67,9 @@ std::size_t dump_failing_pairs(const comparison_report& report, ReferenceSource&
     std::error_code failure;
     std::filesystem::create_directories(directory, failure);
     if (failure)
-        throw error("cannot create the directory '" + directory.string() +
-                    "' for failing pairs: " + failure.message());
+        throw error(error_kind::io,
+                    "cannot create the directory '" + directory.string() + "' for failing pairs: " + failure.message(),
+                    error_location::in_file(directory.string()));
     std::size_t written = 0;
     for (const group_report& group : report.groups) {
         if (group.status != group_status::fail) continue;

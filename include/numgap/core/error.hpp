@@ -71,8 +71,8 @@ struct error_location {
     static error_location at_offset(std::string file, std::uint64_t offset, std::string item = {}) {
         return error_location{std::move(file), std::move(item), offset};
     }
-    static error_location at_line(std::string file, std::uint32_t line, std::uint32_t column) {
-        return error_location{std::move(file), {}, no_offset, line, column};
+    static error_location at_line(std::string file, std::uint32_t line, std::uint32_t column, std::string item = {}) {
+        return error_location{std::move(file), std::move(item), no_offset, line, column};
     }
     static error_location of_item(std::string item) { return error_location{{}, std::move(item)}; }
 };

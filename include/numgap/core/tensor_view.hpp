@@ -41,15 +41,15 @@ public:
                 std::span<const std::int64_t> strides = {})
         : data_(data), type_(type) {
         if (shape.size() > std::size_t(max_rank))
-            throw error("tensor of rank " + std::to_string(shape.size()) +
-                        " exceeds numgap's maximum rank " + std::to_string(max_rank));
+            throw error(error_kind::limit, "tensor of rank " + std::to_string(shape.size()) +
+                                               " exceeds numgap's maximum rank " + std::to_string(max_rank));
         if (!strides.empty() && strides.size() != shape.size())
-            throw error("tensor has " + std::to_string(shape.size()) + " dimensions but " +
-                        std::to_string(strides.size()) + " strides");
+            throw error(error_kind::shape, "tensor has " + std::to_string(shape.size()) + " dimensions but " +
+                                               std::to_string(strides.size()) + " strides");
         rank_ = static_cast<std::int8_t>(shape.size());
         for (int i = 0; i < rank_; ++i) {
             if (shape[i] < 0)
-                throw error("tensor has a negative dimension " + std::to_string(shape[i]));
+                throw error(error_kind::shape, "tensor has a negative dimension " + std::to_string(shape[i]));
             shape_[i] = shape[i];
         }
         if (strides.empty())
@@ -84,8 +84,8 @@ public:
         const auto& shape = expression.shape();
         const auto& strides = expression.strides();
         if (shape.size() > std::size_t(max_rank))
-            throw error("xtensor expression of rank " + std::to_string(shape.size()) +
-                        " exceeds numgap's maximum rank " + std::to_string(max_rank));
+            throw error(error_kind::limit, "xtensor expression of rank " + std::to_string(shape.size()) +
+                                               " exceeds numgap's maximum rank " + std::to_string(max_rank));
         const element* base = expression.data();
         if constexpr (requires { expression.data_offset(); }) base += expression.data_offset();
         data_ = base;
@@ -135,8 +135,10 @@ public:
     // Checked by numgap::validate; stored as given so the error can name it.
     tensor_view& with_axis_order(std::span<const int> order) {
         if (order.size() != std::size_t(rank_))
-            throw error(describe() + ": axis_order has " + std::to_string(order.size()) +
-                        " entries but the tensor has rank " + std::to_string(rank_));
+            throw error(error_kind::shape,
+                        describe() + ": axis_order has " + std::to_string(order.size()) +
+                            " entries but the tensor has rank " + std::to_string(rank_),
+                        error_location::of_item(std::string(name_)));
         for (int i = 0; i < rank_; ++i) axis_order_[i] = static_cast<std::int8_t>(order[i]);
         has_axis_order_ = true;
         return *this;

@@ -41,9 +41,9 @@ bool mark_ancestors(const G& g, std::size_t start, std::vector<char>& seen,
 template <class G>
 void check_node_index(const G& g, std::size_t node, const char* what) {
     if (node >= numgap::num_nodes(g)) {
-        throw error(std::string(what) + ": node index " + std::to_string(node) +
-                    " does not exist (the graph has " + std::to_string(numgap::num_nodes(g)) +
-                    " nodes)");
+        throw error(error_kind::graph, std::string(what) + ": node index " + std::to_string(node) +
+                                           " does not exist (the graph has " + std::to_string(numgap::num_nodes(g)) +
+                                           " nodes)");
     }
 }
 

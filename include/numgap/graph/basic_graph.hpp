@@ -16,7 +16,8 @@
 //
 // Complexity: add_node O(#producers + #keys) amortised; find/producer_of O(1)
 // expected. Throws numgap::error (naming the node) on a producer index that
-// does not exist, an output index out of range, or an ambiguous lookup.
+// does not exist, an output index out of range, or an ambiguous lookup; its
+// kind is graph and where().item the node, name or key at fault.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -50,10 +51,11 @@ public:
         const std::size_t index = nodes_.size();
         for (std::size_t producer : producers) {
             if (producer >= index) {
-                throw error("basic_graph: node '" + name + "' (index " + std::to_string(index) +
-                            ") lists producer index " + std::to_string(producer) +
-                            ", but only " + std::to_string(index) +
-                            " nodes exist; add producers first or use add_edge");
+                throw error(error_kind::graph,
+                            "basic_graph: node '" + name + "' (index " + std::to_string(index) +
+                                ") lists producer index " + std::to_string(producer) + ", but only " +
+                                std::to_string(index) + " nodes exist; add producers first or use add_edge",
+                            error_location::of_item(name));
             }
         }
         if (output_keys.empty()) output_keys.push_back(name);
@@ -95,9 +97,11 @@ public:
     void set_output_shape(std::size_t node, std::size_t output, shape_type shape) {
         check_index(node, "set_output_shape");
         if (output >= nodes_[node].output_keys.size()) {
-            throw error("basic_graph: node '" + nodes_[node].name + "' has " +
-                        std::to_string(nodes_[node].output_keys.size()) +
-                        " outputs; cannot set the shape of output " + std::to_string(output));
+            throw error(error_kind::graph,
+                        "basic_graph: node '" + nodes_[node].name + "' has " +
+                            std::to_string(nodes_[node].output_keys.size()) +
+                            " outputs; cannot set the shape of output " + std::to_string(output),
+                        error_location::of_item(nodes_[node].name));
         }
         nodes_[node].output_shapes[output] = std::move(shape);
     }
@@ -164,17 +168,18 @@ private:
 
     void check_index(std::size_t node, const char* what) const {
         if (node >= nodes_.size()) {
-            throw error(std::string("basic_graph: ") + what + ": node index " +
-                        std::to_string(node) + " does not exist (the graph has " +
-                        std::to_string(nodes_.size()) + " nodes)");
+            throw error(error_kind::graph, std::string("basic_graph: ") + what + ": node index " +
+                                               std::to_string(node) + " does not exist (the graph has " +
+                                               std::to_string(nodes_.size()) + " nodes)");
         }
     }
     void check_producer(std::size_t consumer, std::size_t producer) const {
         if (producer >= nodes_.size()) {
-            throw error("basic_graph: node '" + nodes_[consumer].name + "' (index " +
-                        std::to_string(consumer) + ") lists producer index " +
-                        std::to_string(producer) + ", which does not exist (the graph has " +
-                        std::to_string(nodes_.size()) + " nodes)");
+            throw error(error_kind::graph,
+                        "basic_graph: node '" + nodes_[consumer].name + "' (index " + std::to_string(consumer) +
+                            ") lists producer index " + std::to_string(producer) +
+                            ", which does not exist (the graph has " + std::to_string(nodes_.size()) + " nodes)",
+                        error_location::of_item(nodes_[consumer].name));
         }
     }
 
@@ -196,8 +201,10 @@ private:
         auto it = index.find(key);
         if (it == index.end()) return std::nullopt;
         if (it->second == ambiguous) {
-            throw error("basic_graph: " + std::string(what) + " '" + std::string(key) +
-                        "' belongs to several nodes, so it cannot identify one");
+            throw error(error_kind::graph,
+                        "basic_graph: " + std::string(what) + " '" + std::string(key) +
+                            "' belongs to several nodes, so it cannot identify one",
+                        error_location::of_item(std::string(key)));
         }
         return it->second;
     }

@@ -14,7 +14,8 @@
 //
 // Throws numgap::error when a producer index is out of range (naming the
 // node) or when the graph has a cycle (naming the nodes on one cycle; a node
-// listing itself as producer is a cycle of length one). Never loops forever.
+// listing itself as producer is a cycle of length one); its kind is graph and
+// where().item that node's name. Never loops forever.
 // An empty graph gives an empty order.
 #include <algorithm>
 #include <concepts>
@@ -64,16 +65,19 @@ template <class G>
     for (std::size_t i = 0; i < shown; ++i) path += describe_node(g, cycle[i]) + " -> ";
     path += cycle.size() > shown ? "... -> " + describe_node(g, cycle.front())
                                  : describe_node(g, cycle.front());
-    throw error("graph has a cycle through node " + describe_node(g, cycle.front()) + ": " + path +
-                "; a node cannot (indirectly) consume its own output");
+    throw error(error_kind::graph,
+                "graph has a cycle through node " + describe_node(g, cycle.front()) + ": " + path +
+                    "; a node cannot (indirectly) consume its own output",
+                error_location::of_item(std::string(std::string_view(numgap::node_name(g, cycle.front())))));
 }
 
 template <class G>
 void check_producer_index(const G& g, std::size_t node, std::size_t producer, std::size_t n) {
     if (producer >= n) {
-        throw error("graph node " + describe_node(g, node) + " lists producer index " +
-                    std::to_string(producer) + ", which does not exist (the graph has " +
-                    std::to_string(n) + " nodes)");
+        throw error(error_kind::graph,
+                    "graph node " + describe_node(g, node) + " lists producer index " + std::to_string(producer) +
+                        ", which does not exist (the graph has " + std::to_string(n) + " nodes)",
+                    error_location::of_item(std::string(std::string_view(numgap::node_name(g, node)))));
     }
 }
 

@@ -55,9 +55,11 @@ public:
                 return;
             }
             if (errno != EEXIST || attempt == 1000)
-                throw error("cannot write " + what_ + " '" + target_.string() + "': creating a temporary file in '" +
-                            (directory.empty() ? std::string(".") : directory.string()) +
-                            "' failed: " + std::generic_category().message(errno));
+                throw error(error_kind::io,
+                            "cannot write " + what_ + " '" + target_.string() + "': creating a temporary file in '" +
+                                (directory.empty() ? std::string(".") : directory.string()) +
+                                "' failed: " + std::generic_category().message(errno),
+                            error_location::in_file(target_.string()));
         }
     }
     temporary_file(const temporary_file&) = delete;
@@ -76,8 +78,10 @@ public:
         std::error_code failure;
         std::filesystem::rename(path_, target_, failure);
         if (failure)
-            throw error("cannot write " + what_ + " '" + target_.string() + "': moving the finished file into place failed: " +
-                        failure.message());
+            throw error(error_kind::io,
+                        "cannot write " + what_ + " '" + target_.string() +
+                            "': moving the finished file into place failed: " + failure.message(),
+                        error_location::in_file(target_.string()));
         committed_ = true;
     }
 
@@ -113,15 +117,19 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
     temporary_file temporary(path, what);
     std::FILE* file = std::fopen(temporary.path().c_str(), "wb");
     if (!file)
-        throw error("cannot write " + std::string(what) + " '" + path.string() +
-                    "': " + std::generic_category().message(errno));
+        throw error(error_kind::io,
+                    "cannot write " + std::string(what) + " '" + path.string() +
+                        "': " + std::generic_category().message(errno),
+                    error_location::in_file(path.string()));
     const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
     const int write_errno = errno;
     const bool closed = std::fclose(file) == 0;
     if (!written || !closed)
-        throw error("writing " + std::string(what) + " '" + path.string() + "' failed (" +
-                    std::generic_category().message(written ? errno : write_errno) +
-                    "); the file was left as it was");
+        throw error(error_kind::io,
+                    "writing " + std::string(what) + " '" + path.string() + "' failed (" +
+                        std::generic_category().message(written ? errno : write_errno) +
+                        "); the file was left as it was",
+                    error_location::in_file(path.string()));
     temporary.commit();
 }
 

@@ -65,8 +65,9 @@ public:
         if (failure) root.resolved_path_ = root.path_;
         root.descriptor_ = file_descriptor(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
         if (!root.descriptor_.valid())
-            throw error("cannot open directory '" + directory.string() + "': " +
-                        std::generic_category().message(errno));
+            throw error(error_kind::io,
+                        "cannot open directory '" + directory.string() + "': " + std::generic_category().message(errno),
+                        error_location::in_file(directory.string()));
         return root;
     }
     int descriptor() const noexcept { return descriptor_.get(); }
@@ -82,10 +83,13 @@ private:
 
 enum class confined_target { file, directory };
 
+// An io error (error_kind::io, where() naming the entry asked for) that also
+// says which of the refusals happened, so run_directory can word its message.
 class confined_open_error : public error {
 public:
     enum class kind { not_found, outside, not_regular, os_failure };
-    confined_open_error(kind what, const std::string& reason) : error(reason), kind_(what) {}
+    confined_open_error(kind what, const std::string& reason, error_location where = {})
+        : error(error_kind::io, reason, std::move(where)), kind_(what) {}
     kind reason_kind() const noexcept { return kind_; }
 
 private:
@@ -119,8 +123,11 @@ inline bool lies_inside(const std::filesystem::path& path, const std::filesystem
 inline file_descriptor open_confined(std::span<const confined_root> roots, std::string_view entry,
                                      confined_target target) {
     using failure = confined_open_error::kind;
+    const auto refused = [&](failure what, const std::string& reason) {
+        return confined_open_error(what, reason, error_location::in_file(std::string(entry)));
+    };
     if (entry.find('\0') != std::string_view::npos)
-        throw confined_open_error(failure::not_found, "the path contains a NUL character");
+        throw refused(failure::not_found, "the path contains a NUL character");
     const confined_root* root = &roots.front();
     std::vector<std::string> pending; // next component last
     std::vector<file_descriptor> entered;
@@ -142,9 +149,8 @@ inline file_descriptor open_confined(std::span<const confined_root> roots, std::
                 return;
             }
         }
-        throw confined_open_error(failure::outside, "it leads to '" + normal.string() +
-                                                        "', outside the run directory" +
-                                                        (roots.size() > 1 ? " and every allowed directory" : ""));
+        throw refused(failure::outside, "it leads to '" + normal.string() + "', outside the run directory" +
+                                            (roots.size() > 1 ? " and every allowed directory" : ""));
     };
     // Where the walk stands, lexically, followed by what is still to walk.
     const auto destination = [&](std::filesystem::path start) {
@@ -187,15 +193,13 @@ inline file_descriptor open_confined(std::span<const confined_root> roots, std::
             const ssize_t length = ::readlinkat(at, name.c_str(), link_target, sizeof link_target);
             if (length < 0 || std::size_t(length) == sizeof link_target) {
                 const std::string where = (current_path() / name).string();
-                if (code == ENOENT)
-                    throw confined_open_error(failure::not_found, "'" + where + "' does not exist");
-                throw confined_open_error(failure::os_failure, "cannot open '" + where +
-                                                                   "': " + std::generic_category().message(code));
+                if (code == ENOENT) throw refused(failure::not_found, "'" + where + "' does not exist");
+                throw refused(failure::os_failure,
+                              "cannot open '" + where + "': " + std::generic_category().message(code));
             }
             if (++links > 40)
-                throw confined_open_error(failure::os_failure,
-                                          "more than 40 symbolic links (a loop?) at '" +
-                                              (current_path() / name).string() + "'");
+                throw refused(failure::os_failure,
+                              "more than 40 symbolic links (a loop?) at '" + (current_path() / name).string() + "'");
             const std::string_view link(link_target, std::size_t(length));
             if (!link.empty() && link.front() == '/')
                 enter_root_containing(destination(std::filesystem::path(link)));
@@ -207,8 +211,8 @@ inline file_descriptor open_confined(std::span<const confined_root> roots, std::
             if (target == confined_target::file) {
                 struct stat status {};
                 if (::fstat(opened.get(), &status) != 0 || !S_ISREG(status.st_mode))
-                    throw confined_open_error(failure::not_regular,
-                                              "'" + (current_path() / name).string() + "' is not a regular file");
+                    throw refused(failure::not_regular,
+                                  "'" + (current_path() / name).string() + "' is not a regular file");
             }
             return opened;
         }
@@ -218,11 +222,11 @@ inline file_descriptor open_confined(std::span<const confined_root> roots, std::
     // The path names a root or a directory already entered.
     const int here = entered.empty() ? root->descriptor() : entered.back().get();
     if (target == confined_target::file)
-        throw confined_open_error(failure::not_regular, "'" + current_path().string() + "' is a directory");
+        throw refused(failure::not_regular, "'" + current_path().string() + "' is a directory");
     file_descriptor reopened(::openat(here, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!reopened.valid())
-        throw confined_open_error(failure::os_failure, "cannot open '" + current_path().string() +
-                                                           "': " + std::generic_category().message(errno));
+        throw refused(failure::os_failure,
+                      "cannot open '" + current_path().string() + "': " + std::generic_category().message(errno));
     return reopened;
 }
 

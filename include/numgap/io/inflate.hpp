@@ -23,7 +23,13 @@
 // Complexity: O(input + output + 2^15 per Huffman table built). Memory: the
 // output plus a few KiB of tables. Throws numgap::error that starts with
 // `source` (e.g. "archive 'run.npz', member 'x.npy'") and says what is wrong and
-// at which compressed byte.
+// at which compressed byte; its kind is format and its where() is `stream`
+// (file and member) with the offset of that compressed byte - counted from the
+// start of the file when `stream` gives the stream's own offset in it, else
+// from the start of the stream.
+//
+// Longer than ~350 lines: one decoder class whose bit reader, Huffman tables
+// and block loop share state; split over files it would be harder to follow.
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -33,6 +39,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <numgap/core/error.hpp>
@@ -58,9 +65,9 @@ public:
     struct prefix_full {};
 
     inflater(std::span<const std::byte> input, std::span<std::byte> output, std::string_view source,
-             extent wanted = extent::whole)
+             extent wanted = extent::whole, error_location stream = {})
         : input_(reinterpret_cast<const std::uint8_t*>(input.data())), input_size_(input.size()),
-          output_(output.data()), output_size_(output.size()), source_(source),
+          output_(output.data()), output_size_(output.size()), source_(source), stream_(std::move(stream)),
           tables_(std::make_unique<tables>()), prefix_only_(wanted == extent::prefix) {}
 
     std::size_t produced() const noexcept { return output_position_; }
@@ -114,9 +121,13 @@ private:
         // checked here, on the error path, so decoding pays nothing per symbol.
         stop_if_prefix_full();
         const std::size_t consumed_bits = next_byte_ * 8 - std::size_t(bit_count_);
-        throw error(std::string(source_) + ": corrupt deflate data: " + reason + " (at compressed byte " +
-                    std::to_string(std::min(consumed_bits / 8, input_size_)) + " of " +
-                    std::to_string(input_size_) + ")");
+        const std::size_t byte = std::min(consumed_bits / 8, input_size_);
+        error_location where = stream_;
+        where.offset = (stream_.has_offset() ? stream_.offset : 0) + byte;
+        throw error(error_kind::format,
+                    std::string(source_) + ": corrupt deflate data: " + reason + " (at compressed byte " +
+                        std::to_string(byte) + " of " + std::to_string(input_size_) + ")",
+                    std::move(where));
     }
 
     // Bytes past the end read as zero; check_input() turns their use into an error.
@@ -370,6 +381,7 @@ private:
     std::size_t output_size_;
     std::size_t output_position_ = 0;
     std::string_view source_;
+    error_location stream_;
     std::unique_ptr<tables> tables_;
     huffman_table fixed_literal_{}, fixed_distance_{};
     bool fixed_built_ = false;
@@ -380,10 +392,12 @@ private:
 } // namespace detail
 
 // Inflates `compressed` into `output`, which it must fill exactly.
-inline void inflate_into(std::span<const std::byte> compressed, std::span<std::byte> output,
-                         std::string_view source, inflate_stats* stats = nullptr) {
+// `stream` locates the stream for errors (see the top of this file).
+inline void inflate_into(std::span<const std::byte> compressed, std::span<std::byte> output, std::string_view source,
+                         inflate_stats* stats = nullptr, error_location stream = {}) {
     inflate_stats local;
-    auto decoder = std::make_unique<detail::inflater>(compressed, output, source);
+    auto decoder = std::make_unique<detail::inflater>(compressed, output, source, detail::inflater::extent::whole,
+                                                      std::move(stream));
     decoder->run(stats != nullptr ? *stats : local);
 }
 
@@ -392,9 +406,10 @@ inline void inflate_into(std::span<const std::byte> compressed, std::span<std::b
 // is not decoded. Corrupt data before that point is still an error. Lets a
 // caller validate a header before it allocates the whole output.
 inline std::size_t inflate_prefix(std::span<const std::byte> compressed, std::span<std::byte> prefix,
-                                  std::string_view source) {
+                                  std::string_view source, error_location stream = {}) {
     inflate_stats local;
-    auto decoder = std::make_unique<detail::inflater>(compressed, prefix, source, detail::inflater::extent::prefix);
+    auto decoder = std::make_unique<detail::inflater>(compressed, prefix, source, detail::inflater::extent::prefix,
+                                                      std::move(stream));
     try {
         decoder->run(local);
     } catch (const detail::inflater::prefix_full&) {

@@ -57,7 +57,7 @@ public:
             const int code = errno;
             mapped_file failed;
             failed.path_ = path;
-            throw error(failed.os_failure("cannot open", code));
+            throw failed.os_failure("cannot open", code);
         }
         return map(std::move(descriptor), path, hint);
     }
@@ -69,9 +69,10 @@ public:
         mapped_file file;
         file.path_ = path;
         struct stat status {};
-        if (::fstat(descriptor.get(), &status) != 0) throw error(file.os_failure("cannot stat", errno));
+        if (::fstat(descriptor.get(), &status) != 0) throw file.os_failure("cannot stat", errno);
         if (!S_ISREG(status.st_mode))
-            throw error("cannot map '" + path.string() + "': it is not a regular file");
+            throw error(error_kind::io, "cannot map '" + path.string() + "': it is not a regular file",
+                        error_location::in_file(path.string()));
         file.size_ = static_cast<std::size_t>(status.st_size);
         if (file.size_ == 0) return file;
 
@@ -79,7 +80,7 @@ public:
         void* address = ::mmap(nullptr, file.size_, PROT_READ, flags, descriptor.get(), 0);
         if (address == MAP_FAILED) {
             file.size_ = 0;
-            throw error(file.os_failure("cannot map", errno));
+            throw file.os_failure("cannot map", errno);
         }
         file.data_ = static_cast<const std::byte*>(address);
         file.watch_ = truncation_watch(address, file.size_);
@@ -126,14 +127,18 @@ public:
     }
     void check_intact() const {
         if (!intact())
-            throw error("file '" + path_.string() + "' was truncated while being read (it had " +
-                        std::to_string(size_) + " bytes when mapped); its data cannot be trusted");
+            throw error(error_kind::io,
+                        "file '" + path_.string() + "' was truncated while being read (it had " +
+                            std::to_string(size_) + " bytes when mapped); its data cannot be trusted",
+                        error_location::in_file(path_.string()));
     }
 
 private:
-    std::string os_failure(const char* what, int code) const {
-        return std::string(what) + " '" + path_.string() +
-               "': " + std::generic_category().message(code);
+    // The io error for a refused system call on this file.
+    error os_failure(const char* what, int code) const {
+        return error(error_kind::io,
+                     std::string(what) + " '" + path_.string() + "': " + std::generic_category().message(code),
+                     error_location::in_file(path_.string()));
     }
     void unmap() noexcept {
         watch_ = truncation_watch(); // before the range can be reused by another mapping

@@ -14,9 +14,12 @@
 //         several lines maps to all of their targets.
 // Pairs come out in file order; repeated pairs are kept (match_explicit
 // unites them). Errors name the file and the line (CSV) or line:column and
-// key (JSON), and say what was expected.
+// key (JSON), and say what was expected; where() holds the same file, line
+// (and column) and key. Kinds: io when the file cannot be read, format for a
+// malformed CSV line, schema for content that is not a mapping.
 // Complexity: O(text). Throws: numgap::error; std::bad_alloc.
 #include <cctype>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,8 +42,14 @@ inline node_mapping parse_json_mapping(std::string_view text, std::string_view s
     const auto where = [&](const json_value& value) {
         return std::string(source) + ":" + std::to_string(value.line()) + ":" + std::to_string(value.column()) + ": ";
     };
+    const auto at = [&](const json_value& value, const std::string& key) {
+        return error_location::at_line(std::string(source), std::uint32_t(value.line()), std::uint32_t(value.column()),
+                                       key);
+    };
     if (!root.is_object())
-        throw error(where(root) + "a mapping must be a JSON object {\"reference node\": \"target node\", ...}");
+        throw error(error_kind::schema,
+                    where(root) + "a mapping must be a JSON object {\"reference node\": \"target node\", ...}",
+                    at(root, {}));
     node_mapping mapping;
     for (const json_member& member : root.as_object()) {
         const json_value& value = member.value;
@@ -49,13 +58,18 @@ inline node_mapping parse_json_mapping(std::string_view text, std::string_view s
             continue;
         }
         if (!value.is_array())
-            throw error(where(value) + "key \"" + member.key +
-                        "\": expected a target node name or an array of them");
+            throw error(error_kind::schema,
+                        where(value) + "key \"" + member.key + "\": expected a target node name or an array of them",
+                        at(value, member.key));
         if (value.as_array().empty())
-            throw error(where(value) + "key \"" + member.key + "\": the array of target nodes is empty");
+            throw error(error_kind::schema,
+                        where(value) + "key \"" + member.key + "\": the array of target nodes is empty",
+                        at(value, member.key));
         for (const json_value& item : value.as_array()) {
             if (!item.is_string())
-                throw error(where(item) + "key \"" + member.key + "\": every target node must be a string");
+                throw error(error_kind::schema,
+                            where(item) + "key \"" + member.key + "\": every target node must be a string",
+                            at(item, member.key));
             mapping.emplace_back(member.key, item.as_string());
         }
     }
@@ -86,7 +100,9 @@ inline std::vector<std::string> csv_cells(std::string_view line, std::string_vie
         }
     }
     if (quoted)
-        throw error(std::string(source) + ":" + std::to_string(line_number) + ": a quoted name is not closed");
+        throw error(error_kind::format,
+                    std::string(source) + ":" + std::to_string(line_number) + ": a quoted name is not closed",
+                    error_location::at_line(std::string(source), std::uint32_t(line_number), 0));
     return cells;
 }
 
@@ -110,15 +126,19 @@ inline node_mapping parse_csv_mapping(std::string_view text, std::string_view so
         if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
         const std::vector<std::string> cells = csv_cells(line, source, line_number);
         if (cells.size() != 2)
-            throw error(std::string(source) + ":" + std::to_string(line_number) +
-                        ": expected two columns, reference node and target node, found " +
-                        std::to_string(cells.size()));
+            throw error(error_kind::format,
+                        std::string(source) + ":" + std::to_string(line_number) +
+                            ": expected two columns, reference node and target node, found " +
+                            std::to_string(cells.size()),
+                        error_location::at_line(std::string(source), std::uint32_t(line_number), 0));
         const bool header = first_content_line && is_header_cell(cells[0], true) && is_header_cell(cells[1], false);
         first_content_line = false;
         if (header) continue;
         if (cells[0].empty() || cells[1].empty())
-            throw error(std::string(source) + ":" + std::to_string(line_number) + ": the " +
-                        (cells[0].empty() ? "reference" : "target") + " node name is empty");
+            throw error(error_kind::schema,
+                        std::string(source) + ":" + std::to_string(line_number) + ": the " +
+                            (cells[0].empty() ? "reference" : "target") + " node name is empty",
+                        error_location::at_line(std::string(source), std::uint32_t(line_number), 0));
         mapping.emplace_back(cells[0], cells[1]);
     }
     return mapping;
@@ -135,12 +155,18 @@ inline node_mapping parse_mapping(std::string_view text, std::string_view source
 
 inline node_mapping read_mapping_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
-    if (!in) throw error("cannot read the mapping file '" + path.string() + "'");
+    if (!in)
+        throw error(error_kind::io, "cannot read the mapping file '" + path.string() + "'",
+                    error_location::in_file(path.string()));
     std::ostringstream text;
     text << in.rdbuf();
-    if (in.bad()) throw error("reading the mapping file '" + path.string() + "' failed");
+    if (in.bad())
+        throw error(error_kind::io, "reading the mapping file '" + path.string() + "' failed",
+                    error_location::in_file(path.string()));
     node_mapping mapping = parse_mapping(text.str(), path.string());
-    if (mapping.empty()) throw error("the mapping file '" + path.string() + "' maps no node");
+    if (mapping.empty())
+        throw error(error_kind::schema, "the mapping file '" + path.string() + "' maps no node",
+                    error_location::in_file(path.string()));
     return mapping;
 }
 

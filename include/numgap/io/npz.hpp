@@ -31,7 +31,14 @@
 // duplicate member names, a local header that disagrees with the directory,
 // overlapping members, and - when the member is read - encryption, methods
 // other than 0 and 8, impossible or over-limit sizes, corrupt deflate data
-// and CRC mismatches.
+// and CRC mismatches. Their kind is format, except duplicate member names
+// (schema) and impossible or over-limit declared sizes and running out of
+// memory (limit); where() holds the archive, the member's name and the byte
+// of the archive at fault.
+//
+// Longer than ~350 lines: one class whose directory checks and member checks
+// share the archive's state and error scheme; split apart, neither half reads
+// on its own.
 //
 // Complexity: open is O(members + central directory size); find is O(1) on
 // average (a name index built at open); member_bytes is
@@ -106,14 +113,18 @@ public:
         try {
             storage = std::make_unique_for_overwrite<std::byte[]>(size);
         } catch (const std::bad_alloc&) {
-            throw error(where + ": not enough memory to inflate its " + std::to_string(size) + " bytes");
+            throw error(error_kind::limit,
+                        where + ": not enough memory to inflate its " + std::to_string(size) + " bytes",
+                        locate(member));
         }
         const std::span<std::byte> output(storage.get(), size);
-        inflate_into(raw, output, where);
+        inflate_into(raw, output, where, nullptr, locate(member, member.data_offset));
         const std::uint32_t actual = crc32(output);
         if (actual != member.crc32)
-            throw error(where + ": CRC-32 mismatch (the archive records " + hex(member.crc32) +
-                        ", the inflated data has " + hex(actual) + ")");
+            throw error(error_kind::format,
+                        where + ": CRC-32 mismatch (the archive records " + hex(member.crc32) +
+                            ", the inflated data has " + hex(actual) + ")",
+                        locate(member, member.data_offset));
         return output;
     }
 
@@ -125,11 +136,17 @@ public:
         const std::span<const std::byte> raw = readable_data(member);
         if (member.method == 0) return raw.first(std::min(raw.size(), prefix.size()));
         const std::size_t wanted = std::size_t(std::min<std::uint64_t>(prefix.size(), member.uncompressed_size));
-        return prefix.first(inflate_prefix(raw, prefix.first(wanted), describe(member)));
+        return prefix.first(
+            inflate_prefix(raw, prefix.first(wanted), describe(member), locate(member, member.data_offset)));
     }
 
     std::string describe(const npz_member& member) const {
         return "archive '" + path().string() + "', member '" + member.name + "'";
+    }
+    // Where an error about `member` happened: the archive, the member's name and,
+    // when known, the byte of the archive at fault.
+    error_location locate(const npz_member& member, std::uint64_t offset = error_location::no_offset) const {
+        return error_location::at_offset(path().string(), offset, member.name);
     }
 
 private:
@@ -138,29 +155,39 @@ private:
     // the inflate ratio and max_inflated_bytes_ - all before anything is allocated.
     std::span<const std::byte> readable_data(const npz_member& member) const {
         const std::string where = describe(member);
-        if (member.flags & 0x41u) throw error(where + " is encrypted, which numgap does not support");
+        if (member.flags & 0x41u)
+            throw error(error_kind::format, where + " is encrypted, which numgap does not support",
+                        locate(member, member.local_offset));
         const std::span<const std::byte> raw =
             mapping_->bytes().subspan(std::size_t(member.data_offset), std::size_t(member.compressed_size));
         if (member.method == 0) {
             if (member.compressed_size != member.uncompressed_size)
-                throw error(where + " is stored uncompressed but its compressed size " +
-                            std::to_string(member.compressed_size) + " differs from its size " +
-                            std::to_string(member.uncompressed_size));
+                throw error(error_kind::format,
+                            where + " is stored uncompressed but its compressed size " +
+                                std::to_string(member.compressed_size) + " differs from its size " +
+                                std::to_string(member.uncompressed_size),
+                            locate(member, member.local_offset));
             return raw;
         }
         if (member.method != 8)
-            throw error(where + " uses compression method " + std::to_string(member.method) +
-                        "; only stored (0) and deflated (8) members are supported");
+            throw error(error_kind::format,
+                        where + " uses compression method " + std::to_string(member.method) +
+                            "; only stored (0) and deflated (8) members are supported",
+                        locate(member, member.local_offset));
         // DEFLATE cannot expand data by more than 1032:1 (a 258-byte match costs at
         // least 2 bits); a larger claim is corruption, refused before any allocation.
         if (member.uncompressed_size > member.compressed_size * max_inflate_ratio + 1024)
-            throw error(where + " declares an uncompressed size of " + std::to_string(member.uncompressed_size) +
-                        " bytes, impossible for " + std::to_string(member.compressed_size) +
-                        " compressed bytes (deflate expands at most " + std::to_string(max_inflate_ratio) + ":1)");
+            throw error(error_kind::limit,
+                        where + " declares an uncompressed size of " + std::to_string(member.uncompressed_size) +
+                            " bytes, impossible for " + std::to_string(member.compressed_size) +
+                            " compressed bytes (deflate expands at most " + std::to_string(max_inflate_ratio) + ":1)",
+                        locate(member, member.local_offset));
         if (member.uncompressed_size > max_inflated_bytes_)
-            throw error(where + " declares " + std::to_string(member.uncompressed_size) +
-                        " uncompressed bytes, more than the limit of " + std::to_string(max_inflated_bytes_) +
-                        " bytes for one inflated tensor (raise read_policy::max_inflated_bytes to read it)");
+            throw error(error_kind::limit,
+                        where + " declares " + std::to_string(member.uncompressed_size) +
+                            " uncompressed bytes, more than the limit of " + std::to_string(max_inflated_bytes_) +
+                            " bytes for one inflated tensor (raise read_policy::max_inflated_bytes to read it)",
+                        locate(member, member.local_offset));
         return raw;
     }
 
@@ -170,13 +197,15 @@ private:
         for (int shift = 28; shift >= 0; shift -= 4) text += digits[(value >> shift) & 0xf];
         return text;
     }
-    [[noreturn]] void fail(const std::string& reason) const {
-        throw error("archive '" + path().string() + "': " + reason);
+    // Every archive-level error is format: the bytes are not the zip they claim to be.
+    [[noreturn]] void fail(const std::string& reason, std::uint64_t offset = error_location::no_offset) const {
+        throw error(error_kind::format, "archive '" + path().string() + "': " + reason,
+                    error_location::at_offset(path().string(), offset));
     }
     std::uint64_t read(std::uint64_t offset, int count) const {
         const std::span<const std::byte> bytes = mapping_->bytes();
         if (offset > bytes.size() || std::uint64_t(count) > bytes.size() - offset)
-            fail("truncated: a record at byte " + std::to_string(offset) + " runs past the end of the file");
+            fail("truncated: a record at byte " + std::to_string(offset) + " runs past the end of the file", offset);
         return detail::read_little_endian(bytes.data() + offset, count);
     }
 
@@ -204,10 +233,11 @@ private:
         std::uint64_t directory_end_limit = end_offset;
         if (end_offset >= 20 && read(end_offset - 20, 4) == 0x07064b50u) {
             const std::uint64_t zip64_end = read(end_offset - 20 + 8, 8);
-            if (read(end_offset - 20 + 16, 4) > 1) fail("spans several disks, which is not supported");
+            if (read(end_offset - 20 + 16, 4) > 1) fail("spans several disks, which is not supported", end_offset - 20);
             if (zip64_end > end_offset - 20 || read(zip64_end, 4) != 0x06064b50u)
                 fail("the ZIP64 end-of-central-directory locator points at byte " + std::to_string(zip64_end) +
-                     ", where there is no ZIP64 end record");
+                         ", where there is no ZIP64 end record",
+                     end_offset - 20);
             disk = read(zip64_end + 16, 4);
             directory_disk = read(zip64_end + 20, 4);
             entries_here = read(zip64_end + 24, 8);
@@ -216,17 +246,19 @@ private:
             directory_offset = read(zip64_end + 48, 8);
             directory_end_limit = zip64_end;
         } else if (entries == 0xffff || directory_size == 0xffffffffu || directory_offset == 0xffffffffu) {
-            fail("the end record needs a ZIP64 record, but there is no ZIP64 locator before it");
+            fail("the end record needs a ZIP64 record, but there is no ZIP64 locator before it", end_offset);
         }
         if (disk != 0 || directory_disk != 0 || entries_here != entries)
-            fail("spans several disks, which is not supported");
+            fail("spans several disks, which is not supported", end_offset);
         if (directory_offset > directory_end_limit || directory_size > directory_end_limit - directory_offset)
             fail("the central directory (" + std::to_string(directory_size) + " bytes at byte " +
-                 std::to_string(directory_offset) + ") lies outside the archive");
+                     std::to_string(directory_offset) + ") lies outside the archive",
+                 end_offset);
         constexpr std::uint64_t entry_size = 46;
         if (entries > directory_size / entry_size)
-            fail("claims " + std::to_string(entries) + " members, more than its " +
-                 std::to_string(directory_size) + "-byte central directory can hold");
+            fail("claims " + std::to_string(entries) + " members, more than its " + std::to_string(directory_size) +
+                     "-byte central directory can hold",
+                 end_offset);
 
         members_.reserve(std::size_t(entries));
         index_.reserve(std::size_t(entries));
@@ -235,7 +267,8 @@ private:
         for (std::uint64_t index = 0; index < entries; ++index) {
             if (directory_end - position < entry_size || read(position, 4) != 0x02014b50u)
                 fail("central directory entry " + std::to_string(index) + " at byte " + std::to_string(position) +
-                     " is corrupt (bad signature or out of bounds)");
+                         " is corrupt (bad signature or out of bounds)",
+                     position);
             npz_member member;
             member.flags = std::uint16_t(read(position + 8, 2));
             member.method = std::uint16_t(read(position + 10, 2));
@@ -248,23 +281,28 @@ private:
             std::uint64_t local_offset = read(position + 42, 4);
             const std::uint64_t variable = name_length + extra_length + comment_length;
             if (variable > directory_end - position - entry_size)
-                fail("central directory entry " + std::to_string(index) + " runs past the end of the directory");
+                fail("central directory entry " + std::to_string(index) + " runs past the end of the directory",
+                     position);
             const auto* base = reinterpret_cast<const char*>(mapping_->data());
             member.name.assign(base + position + entry_size, std::size_t(name_length));
-            const std::string where = "archive '" + path().string() + "', member '" + member.name + "'";
+            const std::string where = describe(member);
 
             // ZIP64 extended information: 64-bit values for the fields saturated above, in this order.
             for (std::uint64_t extra = position + entry_size + name_length,
                                extra_end = extra + extra_length;
                  extra + 4 <= extra_end;) {
                 const std::uint64_t id = read(extra, 2), field_size = read(extra + 2, 2);
-                if (field_size > extra_end - extra - 4) throw error(where + ": corrupt extra field in the directory");
+                if (field_size > extra_end - extra - 4)
+                    throw error(error_kind::format, where + ": corrupt extra field in the directory",
+                                locate(member, extra));
                 if (id == 0x0001) {
                     std::uint64_t field = extra + 4;
                     const std::uint64_t field_end = field + field_size;
                     const auto next64 = [&](std::uint64_t& value, int width) {
                         if (field + std::uint64_t(width) > field_end)
-                            throw error(where + ": ZIP64 extra field is too short for the values it must hold");
+                            throw error(error_kind::format,
+                                        where + ": ZIP64 extra field is too short for the values it must hold",
+                                        locate(member, extra));
                         value = read(field, width);
                         field += std::uint64_t(width);
                     };
@@ -275,27 +313,36 @@ private:
                 }
                 extra += 4 + field_size;
             }
-            if (start_disk != 0) throw error(where + " lives on another disk, which is not supported");
+            if (start_disk != 0)
+                throw error(error_kind::format, where + " lives on another disk, which is not supported",
+                            locate(member, position));
             // Keys view the names inside the mapping, which lives as long as the archive.
             if (!index_.emplace(std::string_view(base + position + entry_size, std::size_t(name_length)),
                                 members_.size())
                      .second)
-                throw error(where + " appears twice in the central directory");
+                throw error(error_kind::schema, where + " appears twice in the central directory",
+                            locate(member, position));
 
             constexpr std::uint64_t local_size = 30;
             if (local_offset > directory_offset || read(local_offset, 4) != 0x04034b50u)
-                throw error(where + ": no local header at byte " + std::to_string(local_offset) +
-                            " (the archive is corrupt)");
+                throw error(error_kind::format,
+                            where + ": no local header at byte " + std::to_string(local_offset) +
+                                " (the archive is corrupt)",
+                            locate(member, local_offset));
             const std::uint64_t local_name_length = read(local_offset + 26, 2),
                                 local_extra_length = read(local_offset + 28, 2);
             if (local_name_length != name_length || local_offset + local_size + name_length > size ||
                 std::string_view(base + local_offset + local_size, std::size_t(name_length)) != member.name)
-                throw error(where + ": the local header names a different member (the archive is corrupt)");
+                throw error(error_kind::format,
+                            where + ": the local header names a different member (the archive is corrupt)",
+                            locate(member, local_offset));
             member.data_offset = local_offset + local_size + local_name_length + local_extra_length;
             if (member.data_offset > directory_offset || member.compressed_size > directory_offset - member.data_offset)
-                throw error(where + ": its " + std::to_string(member.compressed_size) + " bytes of data at byte " +
-                            std::to_string(member.data_offset) +
-                            " run past the central directory (the archive is truncated or corrupt)");
+                throw error(error_kind::format,
+                            where + ": its " + std::to_string(member.compressed_size) + " bytes of data at byte " +
+                                std::to_string(member.data_offset) +
+                                " run past the central directory (the archive is truncated or corrupt)",
+                            locate(member, member.data_offset));
             member.local_offset = local_offset;
             members_.push_back(std::move(member));
             position += entry_size + variable;
@@ -319,11 +366,13 @@ private:
             const npz_member& before = *by_offset[i - 1];
             const npz_member& after = *by_offset[i];
             if (before.data_offset + before.compressed_size > after.local_offset)
-                throw error(describe(after) + " overlaps member '" + before.name + "' (its header at byte " +
-                            std::to_string(after.local_offset) + " lies inside the other's data, bytes " +
-                            std::to_string(before.local_offset) + " to " +
-                            std::to_string(before.data_offset + before.compressed_size) +
-                            "); numgap refuses archives whose members share bytes");
+                throw error(error_kind::format,
+                            describe(after) + " overlaps member '" + before.name + "' (its header at byte " +
+                                std::to_string(after.local_offset) + " lies inside the other's data, bytes " +
+                                std::to_string(before.local_offset) + " to " +
+                                std::to_string(before.data_offset + before.compressed_size) +
+                                "); numgap refuses archives whose members share bytes",
+                            locate(after, after.local_offset));
         }
     }
 

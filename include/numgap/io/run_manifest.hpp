@@ -27,9 +27,15 @@
 // non-finite or zero scales, zero points outside int32, per-channel arrays
 // whose length disagrees with each other or with the shape, and a version
 // other than 1. Each error reads "<file>:<line>:<column>: <what and why>" and
-// names the node or tensor.
+// names the node or tensor; where() holds the file and line:column (and the
+// node for graph errors). Kinds: dtype for an unknown or unquantizable dtype,
+// limit for a rank above max_rank, shape for lengths that disagree with the
+// shape, graph for the producer rules, schema for the rest.
 //
 // Complexity: O(text + nodes + tensors log tensors). Throws numgap::error.
+//
+// Longer than ~350 lines: one strict reader whose checks share the position
+// bookkeeping and error scheme; the checks read best in one place.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -126,9 +132,13 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const json_value& at, const std::string& reason) const {
-        throw error(std::string(file_name_) + ":" + std::to_string(at.line()) + ":" + std::to_string(at.column()) +
-                    ": " + reason);
+    [[noreturn]] void fail(const json_value& at, const std::string& reason, error_kind kind = error_kind::schema,
+                           std::string item = {}) const {
+        throw error(kind,
+                    std::string(file_name_) + ":" + std::to_string(at.line()) + ":" + std::to_string(at.column()) +
+                        ": " + reason,
+                    error_location::at_line(std::string(file_name_), std::uint32_t(at.line()),
+                                            std::uint32_t(at.column()), std::move(item)));
     }
     static std::string shortest(double value) {
         std::string text;
@@ -223,19 +233,21 @@ private:
             for (const std::string& output : manifest.nodes[i].outputs) {
                 const auto [where, inserted] = producer.emplace(output, i);
                 if (!inserted)
-                    fail(*node_values_[i], "node '" + manifest.nodes[i].name + "': tensor '" + output +
-                                               "' is already an output of node '" +
-                                               manifest.nodes[where->second].name + "'");
+                    fail(*node_values_[i],
+                         "node '" + manifest.nodes[i].name + "': tensor '" + output +
+                             "' is already an output of node '" + manifest.nodes[where->second].name + "'",
+                         error_kind::graph, manifest.nodes[i].name);
             }
         for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
             for (const std::string& input : manifest.nodes[i].inputs) {
                 const auto where = producer.find(input);
                 if (where != producer.end() && where->second >= i)
-                    fail(*node_values_[i], "node '" + manifest.nodes[i].name + "' reads tensor '" + input +
-                                               "', which node '" + manifest.nodes[where->second].name +
-                                               "' produces " +
-                                               (where->second == i ? "itself" : "later in the list") +
-                                               " (nodes must be listed producers before consumers)");
+                    fail(*node_values_[i],
+                         "node '" + manifest.nodes[i].name + "' reads tensor '" + input + "', which node '" +
+                             manifest.nodes[where->second].name + "' produces " +
+                             (where->second == i ? "itself" : "later in the list") +
+                             " (nodes must be listed producers before consumers)",
+                         error_kind::graph, manifest.nodes[i].name);
             }
     }
 
@@ -264,14 +276,18 @@ private:
                 type = &member.value;
                 spec.type = parse_dtype(string_field(member.value, context, "dtype"));
                 if (!spec.type)
-                    fail(member.value, context + ": unknown dtype \"" + member.value.as_string() +
-                                           "\" (expected float32, float64, float16, bfloat16, int8, uint8, "
-                                           "int16, uint16, int32 or bool)");
+                    fail(member.value,
+                         context + ": unknown dtype \"" + member.value.as_string() +
+                             "\" (expected float32, float64, float16, bfloat16, int8, uint8, "
+                             "int16, uint16, int32 or bool)",
+                         error_kind::dtype, key);
             } else if (member.key == "shape") {
                 spec.shape = integers_field(member.value, context, "shape", 0, std::numeric_limits<std::int64_t>::max());
                 if (spec.shape->size() > std::size_t(max_rank))
-                    fail(member.value, context + ": \"shape\" has rank " + std::to_string(spec.shape->size()) +
-                                           ", above numgap's maximum rank " + std::to_string(max_rank));
+                    fail(member.value,
+                         context + ": \"shape\" has rank " + std::to_string(spec.shape->size()) +
+                             ", above numgap's maximum rank " + std::to_string(max_rank),
+                         error_kind::limit, key);
             } else if (member.key == "axis_order") {
                 axis_order = &member.value;
                 std::vector<int> order;
@@ -299,22 +315,29 @@ private:
                 seen[std::size_t(axis)] = true;
             }
             if (spec.shape && spec.shape->size() != spec.axis_order->size())
-                fail(*axis_order, context + ": \"axis_order\" has " + std::to_string(spec.axis_order->size()) +
-                                      " entries but \"shape\" has rank " + std::to_string(spec.shape->size()));
+                fail(*axis_order,
+                     context + ": \"axis_order\" has " + std::to_string(spec.axis_order->size()) +
+                         " entries but \"shape\" has rank " + std::to_string(spec.shape->size()),
+                     error_kind::shape, key);
         }
         read_quantization(spec, context, scale, zero_point, quant_axis);
         if (spec.quantized && spec.type && !is_integer(*spec.type))
-            fail(*type, context + ": \"scale\" is given but dtype " + std::string(name_of(*spec.type)) +
-                            " is not an integer type; only integer tensors can be quantized");
+            fail(*type,
+                 context + ": \"scale\" is given but dtype " + std::string(name_of(*spec.type)) +
+                     " is not an integer type; only integer tensors can be quantized",
+                 error_kind::dtype, key);
         if (spec.quantized && spec.quant_axis >= 0 && spec.shape) {
             if (std::size_t(spec.quant_axis) >= spec.shape->size())
-                fail(*quant_axis, context + ": \"quant_axis\" " + std::to_string(spec.quant_axis) +
-                                      " is not a dimension of shape of rank " + std::to_string(spec.shape->size()));
+                fail(*quant_axis,
+                     context + ": \"quant_axis\" " + std::to_string(spec.quant_axis) +
+                         " is not a dimension of shape of rank " + std::to_string(spec.shape->size()),
+                     error_kind::shape, key);
             const std::int64_t channels = (*spec.shape)[std::size_t(spec.quant_axis)];
             if (std::int64_t(spec.scales.size()) != channels)
-                fail(*scale, context + ": \"scale\" has " + std::to_string(spec.scales.size()) +
-                                 " entries but dimension " + std::to_string(spec.quant_axis) + " of \"shape\" has " +
-                                 std::to_string(channels));
+                fail(*scale,
+                     context + ": \"scale\" has " + std::to_string(spec.scales.size()) + " entries but dimension " +
+                         std::to_string(spec.quant_axis) + " of \"shape\" has " + std::to_string(channels),
+                     error_kind::shape, key);
         }
         return spec;
     }

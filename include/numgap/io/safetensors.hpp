@@ -10,8 +10,11 @@
 // little-endian.
 //
 // Rules (a file breaking one is refused with a numgap::error naming the file,
-// the key and the offset or reason; nothing is allocated beyond the header's
-// own JSON tree):
+// the key and the offset or reason - where() holds the file, the key and the
+// byte offset where known; nothing is allocated beyond the header's own JSON
+// tree). Kinds: format for a truncated file, limit for an over-limit header or
+// an absurd size, dtype for an undefined dtype, shape for a byte count that
+// disagrees with the shape, schema for everything else the header gets wrong:
 //  - N is at most 100,000,000 bytes (the reference implementation's limit)
 //    and 8 + N fits in the file; the header is a strict JSON object (json.hpp:
 //    valid UTF-8, no duplicate keys); trailing spaces are allowed;
@@ -104,10 +107,11 @@ inline constexpr safetensors_dtype safetensors_dtypes[] = {
     {"F6_E2M3", 6, std::nullopt}, {"F6_E3M2", 6, std::nullopt},
 };
 
-// A non-negative JSON integer, or a numgap::error saying which one is not.
-inline std::uint64_t safetensors_count(const json_value& value, const std::string& where) {
+// A non-negative JSON integer, or a numgap::error (schema, at `location`) saying which one is not.
+inline std::uint64_t safetensors_count(const json_value& value, const std::string& where,
+                                       const error_location& location) {
     if (!value.is_integer() || value.as_integer() < 0)
-        throw error(where + " is not a non-negative integer that fits 64 bits");
+        throw error(error_kind::schema, where + " is not a non-negative integer that fits 64 bits", location);
     return std::uint64_t(value.as_integer());
 }
 } // namespace detail
@@ -115,17 +119,27 @@ inline std::uint64_t safetensors_count(const json_value& value, const std::strin
 // Parses and checks the header of the whole file `bytes`; `file` names it in errors.
 inline safetensors_index parse_safetensors_header(std::span<const std::byte> bytes, std::string_view file) {
     const std::string in_file = "safetensors file '" + std::string(file) + "'";
+    const auto at = [&](std::uint64_t offset, std::string key = {}) {
+        return error_location::at_offset(std::string(file), offset, std::move(key));
+    };
+    const auto at_key = [&](const std::string& key) { return error_location::at_item(std::string(file), key); };
     if (bytes.size() < 8)
-        throw error(in_file + " is truncated: it has " + std::to_string(bytes.size()) +
-                    " bytes, fewer than the 8 of its header length");
+        throw error(error_kind::format,
+                    in_file + " is truncated: it has " + std::to_string(bytes.size()) +
+                        " bytes, fewer than the 8 of its header length",
+                    at(0));
     const std::uint64_t header_bytes = detail::read_little_endian(bytes.data(), 8);
     if (header_bytes > safetensors_max_header_bytes)
-        throw error(in_file + " declares a header of " + std::to_string(header_bytes) +
-                    " bytes at offset 0, more than the limit of " + std::to_string(safetensors_max_header_bytes));
+        throw error(error_kind::limit,
+                    in_file + " declares a header of " + std::to_string(header_bytes) +
+                        " bytes at offset 0, more than the limit of " + std::to_string(safetensors_max_header_bytes),
+                    at(0));
     if (header_bytes > bytes.size() - 8)
-        throw error(in_file + " is truncated: its header of " + std::to_string(header_bytes) +
-                    " bytes (declared at offset 0) ends past the end of the file (" + std::to_string(bytes.size()) +
-                    " bytes)");
+        throw error(error_kind::format,
+                    in_file + " is truncated: its header of " + std::to_string(header_bytes) +
+                        " bytes (declared at offset 0) ends past the end of the file (" + std::to_string(bytes.size()) +
+                        " bytes)",
+                    at(0));
     safetensors_index index;
     index.data_start = 8 + header_bytes;
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, std::size_t(header_bytes));
@@ -133,59 +147,80 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
     // the header starts at byte offset 8.
     const json_value header = parse_json(text, std::string(file) + " header (at byte offset 8)");
     if (!header.is_object())
-        throw error(in_file + ": the header is " + std::string(json_value::describe(header.type())) +
-                    ", not a JSON object");
+        throw error(error_kind::schema,
+                    in_file + ": the header is " + std::string(json_value::describe(header.type())) +
+                        ", not a JSON object",
+                    at(8));
     const std::uint64_t data_bytes = bytes.size() - index.data_start;
     for (const json_member& member : header.as_object()) {
         const std::string where = in_file + ", key '" + member.key + "'";
         if (member.key == "__metadata__") {
-            if (!member.value.is_object()) throw error(where + " is not an object of strings");
+            if (!member.value.is_object())
+                throw error(error_kind::schema, where + " is not an object of strings", at_key(member.key));
             for (const json_member& item : member.value.as_object()) {
                 if (!item.value.is_string())
-                    throw error(where + ": \"" + item.key + "\" is " +
-                                std::string(json_value::describe(item.value.type())) + ", not a string");
+                    throw error(error_kind::schema,
+                                where + ": \"" + item.key + "\" is " +
+                                    std::string(json_value::describe(item.value.type())) + ", not a string",
+                                at_key(member.key + "." + item.key));
                 index.metadata.emplace_back(item.key, item.value.as_string());
             }
             continue;
         }
-        if (!member.value.is_object()) throw error(where + " is not an object");
+        const error_location key_location = at_key(member.key);
+        if (!member.value.is_object()) throw error(error_kind::schema, where + " is not an object", key_location);
         const json_value* type = member.value.find("dtype");
         const json_value* shape = member.value.find("shape");
         const json_value* offsets = member.value.find("data_offsets");
-        if (type == nullptr || !type->is_string()) throw error(where + " has no string \"dtype\"");
-        if (shape == nullptr || !shape->is_array()) throw error(where + " has no \"shape\" array");
+        if (type == nullptr || !type->is_string())
+            throw error(error_kind::schema, where + " has no string \"dtype\"", key_location);
+        if (shape == nullptr || !shape->is_array())
+            throw error(error_kind::schema, where + " has no \"shape\" array", key_location);
         if (offsets == nullptr || !offsets->is_array() || offsets->as_array().size() != 2)
-            throw error(where + " has no \"data_offsets\" array of two integers");
+            throw error(error_kind::schema, where + " has no \"data_offsets\" array of two integers", key_location);
         safetensors_entry entry;
         entry.key = member.key;
         entry.dtype_name = type->as_string();
         const auto* known = std::find_if(std::begin(detail::safetensors_dtypes), std::end(detail::safetensors_dtypes),
                                          [&](const auto& candidate) { return candidate.name == entry.dtype_name; });
         if (known == std::end(detail::safetensors_dtypes))
-            throw error(where + " has dtype \"" + entry.dtype_name + "\", which the safetensors format does not define");
+            throw error(error_kind::dtype,
+                        where + " has dtype \"" + entry.dtype_name + "\", which the safetensors format does not define",
+                        key_location);
         entry.type = known->type;
         for (const json_value& dimension : shape->as_array())
-            entry.shape.push_back(std::int64_t(detail::safetensors_count(dimension, where + ": a \"shape\" dimension")));
-        const std::uint64_t begin = detail::safetensors_count(offsets->as_array()[0], where + ": data_offsets[0]");
-        const std::uint64_t end = detail::safetensors_count(offsets->as_array()[1], where + ": data_offsets[1]");
+            entry.shape.push_back(
+                std::int64_t(detail::safetensors_count(dimension, where + ": a \"shape\" dimension", key_location)));
+        const std::uint64_t begin =
+            detail::safetensors_count(offsets->as_array()[0], where + ": data_offsets[0]", key_location);
+        const std::uint64_t end =
+            detail::safetensors_count(offsets->as_array()[1], where + ": data_offsets[1]", key_location);
         if (end < begin)
-            throw error(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                        "] end before they begin");
+            throw error(error_kind::schema,
+                        where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                            "] end before they begin",
+                        key_location);
         if (end > data_bytes)
-            throw error(where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                        "] reach past the " + std::to_string(data_bytes) + " data bytes of the file (data start at offset " +
-                        std::to_string(index.data_start) + ")");
+            throw error(error_kind::format,
+                        where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                            "] reach past the " + std::to_string(data_bytes) +
+                            " data bytes of the file (data start at offset " + std::to_string(index.data_start) + ")",
+                        at(index.data_start + begin, member.key));
         // Counted in elements (1-byte items) so that sub-byte dtypes share the overflow check.
         const std::optional<std::uint64_t> elements = detail::checked_byte_count(entry.shape, 1);
         std::uint64_t bits = 0;
         if (!elements || __builtin_mul_overflow(*elements, std::uint64_t(known->bits), &bits))
-            throw error(where + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name +
-                        " is absurd: its size overflows 64 bits");
+            throw error(error_kind::limit,
+                        where + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name +
+                            " is absurd: its size overflows 64 bits",
+                        key_location);
         if (bits % 8 != 0 || bits / 8 != end - begin)
-            throw error(where + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name + " needs " +
-                        (bits % 8 == 0 ? std::to_string(bits / 8) : std::to_string(bits) + " bits, not whole") +
-                        " bytes but data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) + "] hold " +
-                        std::to_string(end - begin));
+            throw error(error_kind::shape,
+                        where + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name + " needs " +
+                            (bits % 8 == 0 ? std::to_string(bits / 8) : std::to_string(bits) + " bits, not whole") +
+                            " bytes but data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
+                            "] hold " + std::to_string(end - begin),
+                        at(index.data_start + begin, member.key));
         entry.begin = index.data_start + begin;
         entry.end = index.data_start + end;
         index.entries.push_back(std::move(entry));
@@ -199,19 +234,26 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
     const safetensors_entry* previous = nullptr;
     for (const safetensors_entry* entry : by_offset) {
         if (entry->begin < covered)
-            throw error(in_file + ": key '" + entry->key + "' (bytes " + std::to_string(entry->begin) + " to " +
-                        std::to_string(entry->end) + ") overlaps key '" + previous->key + "' (bytes " +
-                        std::to_string(previous->begin) + " to " + std::to_string(previous->end) + ")");
+            throw error(error_kind::schema,
+                        in_file + ": key '" + entry->key + "' (bytes " + std::to_string(entry->begin) + " to " +
+                            std::to_string(entry->end) + ") overlaps key '" + previous->key + "' (bytes " +
+                            std::to_string(previous->begin) + " to " + std::to_string(previous->end) + ")",
+                        at(entry->begin, entry->key));
         if (entry->begin > covered)
-            throw error(in_file + ": key '" + entry->key + "' begins at byte " + std::to_string(entry->begin) +
-                        ", leaving a hole after byte " + std::to_string(covered) +
-                        " (the data must be covered exactly, as the reference implementation requires)");
+            throw error(error_kind::schema,
+                        in_file + ": key '" + entry->key + "' begins at byte " + std::to_string(entry->begin) +
+                            ", leaving a hole after byte " + std::to_string(covered) +
+                            " (the data must be covered exactly, as the reference implementation requires)",
+                        at(covered, entry->key));
         covered = entry->end;
         previous = entry;
     }
     if (covered != bytes.size())
-        throw error(in_file + " has " + std::to_string(bytes.size() - covered) + " bytes after the last tensor (from offset " +
-                    std::to_string(covered) + ") that no key describes");
+        throw error(error_kind::schema,
+                    in_file + " has " + std::to_string(bytes.size() - covered) +
+                        " bytes after the last tensor (from offset " + std::to_string(covered) +
+                        ") that no key describes",
+                    at(covered));
     return index;
 }
 
@@ -221,11 +263,16 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
 inline tensor_view safetensors_view(std::span<const std::byte> bytes, const safetensors_entry& entry,
                                     std::string_view file) {
     if (!entry.type)
-        throw error("unsupported dtype " + entry.dtype_name + " in key '" + entry.key + "' of file '" +
-                    std::string(file) + "' (numgap computes with BOOL, U8, I8, U16, I16, I32, F16, BF16, F32, F64)");
+        throw error(error_kind::dtype,
+                    "unsupported dtype " + entry.dtype_name + " in key '" + entry.key + "' of file '" +
+                        std::string(file) + "' (numgap computes with BOOL, U8, I8, U16, I16, I32, F16, BF16, F32, F64)",
+                    error_location::at_item(std::string(file), entry.key));
     if (entry.shape.size() > std::size_t(max_rank))
-        throw error("key '" + entry.key + "' of file '" + std::string(file) + "' has rank " +
-                    std::to_string(entry.shape.size()) + ", above numgap's maximum rank " + std::to_string(max_rank));
+        throw error(error_kind::limit,
+                    "key '" + entry.key + "' of file '" + std::string(file) + "' has rank " +
+                        std::to_string(entry.shape.size()) + ", above numgap's maximum rank " +
+                        std::to_string(max_rank),
+                    error_location::at_item(std::string(file), entry.key));
     NUMGAP_ASSERT(entry.end <= bytes.size());
     return tensor_view(bytes.data() + entry.begin, *entry.type, entry.shape);
 }

@@ -63,8 +63,10 @@ public:
         const auto claim = [&](const safetensors_entry& entry) {
             const auto [existing, inserted] = locations_.try_emplace(entry.key, location{added, &entry});
             if (!inserted)
-                throw error("key '" + entry.key + "' is in both safetensors files '" + existing->second.source->name +
-                            "' and '" + added->name + "'; a run's keys must be unique");
+                throw error(error_kind::schema,
+                            "key '" + entry.key + "' is in both safetensors files '" + existing->second.source->name +
+                                "' and '" + added->name + "'; a run's keys must be unique",
+                            error_location::at_item(added->name, entry.key));
         };
         if (only.empty()) {
             for (const safetensors_entry& entry : added->index.entries) claim(entry);
@@ -72,8 +74,10 @@ public:
             for (const std::string& key : only) {
                 const safetensors_entry* entry = added->index.find(key);
                 if (entry == nullptr)
-                    throw error("the weight map names key '" + key + "' in '" + added->name +
-                                "', but that file's header has no such key");
+                    throw error(error_kind::schema,
+                                "the weight map names key '" + key + "' in '" + added->name +
+                                    "', but that file's header has no such key",
+                                error_location::at_item(added->name, key));
                 claim(*entry);
             }
         }
@@ -106,12 +110,17 @@ parse_safetensors_weight_map(std::string_view text, const std::string& file_name
     const json_value index = parse_json(text, file_name);
     const json_value* weight_map = index.find("weight_map");
     if (!index.is_object() || weight_map == nullptr || !weight_map->is_object())
-        throw error("'" + file_name + "' is not a safetensors index: it has no \"weight_map\" object");
+        throw error(error_kind::schema,
+                    "'" + file_name + "' is not a safetensors index: it has no \"weight_map\" object",
+                    error_location::at_item(file_name, "weight_map"));
     std::vector<std::pair<std::string, std::vector<std::string>>> shards;
     std::map<std::string, std::size_t> shard_of_file;
     for (const json_member& member : weight_map->as_object()) {
         if (!member.value.is_string())
-            throw error("'" + file_name + "': weight_map key '" + member.key + "' does not name a file (a string)");
+            throw error(error_kind::schema,
+                        "'" + file_name + "': weight_map key '" + member.key + "' does not name a file (a string)",
+                        error_location::at_line(file_name, std::uint32_t(member.value.line()),
+                                                std::uint32_t(member.value.column()), member.key));
         const auto [found, inserted] = shard_of_file.try_emplace(member.value.as_string(), shards.size());
         if (inserted) shards.emplace_back(member.value.as_string(), std::vector<std::string>{});
         shards[found->second].second.push_back(member.key);

@@ -65,10 +65,12 @@ void add_candidate_names(name_table& table, int side, const match_side<G>& side_
 template <class G>
 [[noreturn]] void throw_duplicate_name(std::string_view key, const match_side<G>& side_state,
                                        const std::vector<std::uint32_t>& nodes, const char* which) {
-    throw error("match_by_name: the " + std::string(which) + " graph has two nodes named '" + std::string(key) +
-                "' after normalisation: " + describe_node(side_state.graph, nodes[0]) + " and " +
-                describe_node(side_state.graph, nodes[1]) +
-                "; names must be unique to be matched (or set on_duplicate_names to skip)");
+    throw error(error_kind::schema,
+                "match_by_name: the " + std::string(which) + " graph has two nodes named '" + std::string(key) +
+                    "' after normalisation: " + describe_node(side_state.graph, nodes[0]) + " and " +
+                    describe_node(side_state.graph, nodes[1]) +
+                    "; names must be unique to be matched (or set on_duplicate_names to skip)",
+                error_location::of_item(std::string(key)));
 }
 
 template <class R, class T>

@@ -54,12 +54,15 @@ std::size_t resolve_explicit(const G& g, const name_index& index, const std::str
                              const char* which) {
     const auto& entry = index.find(name)->second;
     if (entry.node == no_duplicate)
-        throw error("explicit mapping: the " + std::string(which) + " graph has no node named '" +
-                    name + "'");
+        throw error(error_kind::schema,
+                    "explicit mapping: the " + std::string(which) + " graph has no node named '" + name + "'",
+                    error_location::of_item(name));
     if (entry.duplicate != no_duplicate)
-        throw error("explicit mapping: the " + std::string(which) + " graph has several nodes named '" +
-                    name + "' (" + describe_node(g, entry.node) + " and " +
-                    describe_node(g, entry.duplicate) + "), so the mapping is ambiguous");
+        throw error(error_kind::schema,
+                    "explicit mapping: the " + std::string(which) + " graph has several nodes named '" + name + "' (" +
+                        describe_node(g, entry.node) + " and " + describe_node(g, entry.duplicate) +
+                        "), so the mapping is ambiguous",
+                    error_location::of_item(name));
     return entry.node;
 }
 
@@ -78,11 +81,15 @@ void apply_explicit(match_context<R, T>& context, const match_options& options) 
         const auto r = resolve_explicit(reference.graph, reference_names, reference_name, "reference");
         const auto t = resolve_explicit(target.graph, target_names, target_name, "target");
         if (reference.matched[r])
-            throw error("explicit mapping: reference node " + describe_node(reference.graph, r) +
-                        " was already matched by an earlier strategy; apply the explicit mapping first");
+            throw error(error_kind::usage,
+                        "explicit mapping: reference node " + describe_node(reference.graph, r) +
+                            " was already matched by an earlier strategy; apply the explicit mapping first",
+                        error_location::of_item(reference_name));
         if (target.matched[t])
-            throw error("explicit mapping: target node " + describe_node(target.graph, t) +
-                        " was already matched by an earlier strategy; apply the explicit mapping first");
+            throw error(error_kind::usage,
+                        "explicit mapping: target node " + describe_node(target.graph, t) +
+                            " was already matched by an earlier strategy; apply the explicit mapping first",
+                        error_location::of_item(target_name));
         components.unite(r, reference.size() + t);
         touched.push_back(r);
         touched.push_back(reference.size() + t);

@@ -35,8 +35,10 @@ struct topk {
         validate_pair(reference, target);
         const std::int64_t length = kernels::row_length(reference);
         if (k < 1 || k > length)
-            throw error("topk: k = " + std::to_string(k) + " is not in 1.." + std::to_string(length) +
-                        ", the length of the last axis of reference " + reference.describe());
+            throw error(error_kind::usage,
+                        "topk: k = " + std::to_string(k) + " is not in 1.." + std::to_string(length) +
+                            ", the length of the last axis of reference " + reference.describe(),
+                        error_location::of_item(std::string(reference.name())));
         return kernels::topk_rows(reference, target, k);
     }
 };

@@ -101,10 +101,12 @@ public:
                     group.reference_nodes.end() ||
                 std::find(group.target_nodes.begin(), group.target_nodes.end(), group.target_output_node) ==
                     group.target_nodes.end())
-                throw error(std::string(strategy) + ": an earlier match group's output node is not one of its own "
-                                                    "nodes (reference output " +
-                            std::to_string(group.reference_output_node) + ", target output " +
-                            std::to_string(group.target_output_node) + ")");
+                throw error(
+                    error_kind::graph,
+                    std::string(strategy) +
+                        ": an earlier match group's output node is not one of its own nodes (reference output " +
+                        std::to_string(group.reference_output_node) + ", target output " +
+                        std::to_string(group.target_output_node) + ")");
             track_order(group);
         }
     }
@@ -274,17 +276,19 @@ private:
     template <class G>
     void mark(match_side<G>& side, const node_list& nodes, const char* which) {
         if (nodes.empty())
-            throw error(std::string(strategy_) + ": an earlier match group has no " + which +
-                        " nodes; every group needs at least one node on each side");
+            throw error(error_kind::graph, std::string(strategy_) + ": an earlier match group has no " + which +
+                                               " nodes; every group needs at least one node on each side");
         for (auto node : nodes) {
             if (node >= side.size())
-                throw error(std::string(strategy_) + ": an earlier match group lists " + which +
-                            " node index " + std::to_string(node) + ", but the " + which +
-                            " graph has " + std::to_string(side.size()) + " nodes");
+                throw error(error_kind::graph, std::string(strategy_) + ": an earlier match group lists " + which +
+                                                   " node index " + std::to_string(node) + ", but the " + which +
+                                                   " graph has " + std::to_string(side.size()) + " nodes");
             if (side.matched[node])
-                throw error(std::string(strategy_) + ": " + which + " node " +
-                            describe_node(side.graph, node) +
-                            " belongs to two earlier match groups; a node can be matched once");
+                throw error(
+                    error_kind::graph,
+                    std::string(strategy_) + ": " + which + " node " + describe_node(side.graph, node) +
+                        " belongs to two earlier match groups; a node can be matched once",
+                    error_location::of_item(std::string(std::string_view(numgap::node_name(side.graph, node)))));
             side.matched[node] = 1;
         }
     }

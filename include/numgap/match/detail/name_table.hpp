@@ -44,10 +44,11 @@ public:
     void add(int side, std::uint32_t node) {
         if (arena_.size() == offsets_.back()) return;
         if (arena_.size() - offsets_.back() > 0xffffffffu)
-            throw error("match_by_name: a node name key is longer than 4 GiB; names that long cannot be matched");
+            throw error(error_kind::limit,
+                        "match_by_name: a node name key is longer than 4 GiB; names that long cannot be matched");
         // sorted_key packs the node index into 31 bits.
         if (node > 0x7fffffffu)
-            throw error("match_by_name: graphs of more than 2^31 nodes cannot be matched by name");
+            throw error(error_kind::limit, "match_by_name: graphs of more than 2^31 nodes cannot be matched by name");
         offsets_.push_back(arena_.size());
         nodes_.push_back({node, static_cast<std::uint32_t>(side)});
         hashes_.push_back(std::hash<std::string_view>{}(key(static_cast<std::uint32_t>(nodes_.size() - 1))));
