@@ -16,7 +16,7 @@
 
 TEST_SUITE("numgap") {
 
-TEST_CASE("the_umbrella_header_includes_no_process_spawning") {
+TEST_CASE("the umbrella header includes no process spawning") {
     CHECK(NUMGAP_UMBRELLA_INCLUDES_SPAWN == 0);
 }
 

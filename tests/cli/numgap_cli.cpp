@@ -70,6 +70,7 @@ void write_pair(const fs::path& dir, const std::string& faulty = "") {
 }
 } // namespace
 
+TEST_SUITE("cli") {
 TEST_CASE("cli: identical runs pass with exit 0; a fault gives exit 1 and names the first divergence") {
     REQUIRE_CLI();
     const fs::path dir = scratch("pass_fail");
@@ -612,3 +613,4 @@ TEST_CASE("cli: a .npy reference against bf16 and f16 safetensors targets (a fil
                        "', tensor 'a': unsupported dtype F8_E4M3 in key 'a'") != std::string::npos);
     CHECK(fp8.out.find("2 groups: 0 passed, 0 failed, 0 missing, 2 errors") != std::string::npos);
 }
+} // TEST_SUITE("cli")

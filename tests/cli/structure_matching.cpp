@@ -169,6 +169,7 @@ std::vector<std::string> compare_args(const fs::path& dir, std::vector<std::stri
 }
 } // namespace
 
+TEST_SUITE("cli") {
 TEST_CASE("cli structure: a renamed, re-ordered healthy Fire-module target passes and names no convolution") {
     REQUIRE_CLI();
     const fs::path dir = scratch("fire_healthy");
@@ -342,3 +343,4 @@ TEST_CASE("cli structure: --name-rule pairs QNN-style renamed outputs by name; b
     CHECK(result.status == 2);
     CHECK(result.err.find("--repair must be on, warn or off") != std::string::npos);
 }
+} // TEST_SUITE("cli")

@@ -70,6 +70,7 @@ static_assert(numgap::tensor_source<keyed_source>);
 static_assert(!numgap::tensor_source<int>);
 } // namespace
 
+TEST_SUITE("compare") {
 TEST_CASE("compare_runs: identical runs pass every default metric on every group") {
     const auto graph = chain({"x", "a", "b", "c"});
     const run_data data = sample();
@@ -356,3 +357,4 @@ TEST_CASE("compare_runs: coverage counts compared reference nodes and unmatched 
     CHECK(numgap::mostly_unmatched(sparse.summary));
     CHECK(sparse.all_passed()); // every compared group passes, yet the run compared 1 of 4
 }
+} // TEST_SUITE("compare")

@@ -93,6 +93,7 @@ numgap::comparison_report compare(const numgap::basic_graph& reference, const nu
 }
 } // namespace
 
+TEST_SUITE("compare") {
 TEST_CASE("repair_pairings: a swapped ambiguous pair is repaired by values; both rows say so") {
     const auto reference = siblings("r"), target = siblings("t");
     const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(),
@@ -380,3 +381,4 @@ TEST_CASE("repair_pairings: the consumers of a wrongly guessed ambiguous pair ar
     CHECK(report.all_passed());
     CHECK_FALSE(report.summary.first_divergence_group.has_value());
 }
+} // TEST_SUITE("compare")

@@ -17,6 +17,7 @@
 
 #include "../io/temp_directory.hpp"
 
+TEST_SUITE("compare") {
 TEST_CASE("run_graph: edges follow tensor keys and an unproduced input becomes an input node") {
     const auto manifest = numgap::io::parse_run_manifest(R"({"nodes": [
         {"name": "conv1", "op": "conv", "inputs": ["x"], "outputs": ["conv1_out"], "debug_handles": [4, 5]},
@@ -166,3 +167,4 @@ TEST_CASE("run_graph: shapes declared in graph.json alone pair branches of diffe
     const auto target_run = numgap::io::run_directory::open(target_dir.path());
     check_paired_by_width(numgap::run_graph(reference_run, false), numgap::run_graph(target_run, false));
 }
+} // TEST_SUITE("compare")

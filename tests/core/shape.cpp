@@ -10,13 +10,13 @@
 
 TEST_SUITE("core") {
 
-TEST_CASE("shape_text_spells_shapes_as_python_tuples") {
+TEST_CASE("shape: text spells shapes as python tuples") {
     CHECK(numgap::detail::shape_text(std::vector<std::int64_t>{}) == "()");
     CHECK(numgap::detail::shape_text(std::vector<std::int64_t>{4}) == "(4,)");
     CHECK(numgap::detail::shape_text(std::vector<std::int64_t>{2, 3, 0}) == "(2, 3, 0)");
 }
 
-TEST_CASE("checked_byte_count_multiplies_and_refuses_overflow_and_negatives") {
+TEST_CASE("checked byte count multiplies and refuses overflow and negatives") {
     using numgap::detail::checked_byte_count;
     CHECK(checked_byte_count(std::vector<std::int64_t>{2, 3}, 4) == 24u);
     CHECK(checked_byte_count(std::vector<std::int64_t>{}, 2) == 2u);

@@ -21,7 +21,8 @@ numgap::basic_graph diamond() {
 }
 } // namespace
 
-TEST_CASE("ancestors_of_a_diamond") {
+TEST_SUITE("graph") {
+TEST_CASE("ancestors: of a diamond") {
     const auto g = diamond();
     CHECK(numgap::ancestors(g, 3) == std::vector<std::size_t>{0, 1, 2});
     CHECK(numgap::ancestors(g, 1) == std::vector<std::size_t>{0});
@@ -29,7 +30,7 @@ TEST_CASE("ancestors_of_a_diamond") {
     CHECK(numgap::ancestors(g, 4).empty());
 }
 
-TEST_CASE("ancestors_terminates_on_a_cycle") {
+TEST_CASE("ancestors: terminates on a cycle") {
     numgap::basic_graph g;
     g.add_node("x");
     g.add_node("y", "", {0});
@@ -37,10 +38,11 @@ TEST_CASE("ancestors_terminates_on_a_cycle") {
     CHECK(numgap::ancestors(g, 0) == std::vector<std::size_t>{1});
 }
 
-TEST_CASE("ancestors_rejects_a_node_that_does_not_exist") {
+TEST_CASE("ancestors: rejects a node that does not exist") {
     CHECK_THROWS_WITH_AS(numgap::ancestors(diamond(), 5), doctest::Contains("node index 5 does not exist"),
                          numgap::error);
     const auto failure = numgap_test::caught_error([] { (void)numgap::ancestors(diamond(), 5); });
     REQUIRE(failure.has_value());
     CHECK(failure->kind() == numgap::error_kind::graph);
 }
+} // TEST_SUITE("graph")

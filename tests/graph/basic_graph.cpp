@@ -8,7 +8,8 @@
 #include "../core/caught_error.hpp"
 #include <numgap/graph/basic_graph.hpp>
 
-TEST_CASE("basic_graph_add_node_defaults_output_key_to_name") {
+TEST_SUITE("graph") {
+TEST_CASE("basic_graph: add node defaults output key to name") {
     numgap::basic_graph g;
     const auto a = g.add_node("a");
     CHECK(a == 0);
@@ -19,7 +20,7 @@ TEST_CASE("basic_graph_add_node_defaults_output_key_to_name") {
     CHECK_FALSE(g.find("b").has_value());
 }
 
-TEST_CASE("basic_graph_rejects_a_producer_that_does_not_exist") {
+TEST_CASE("basic_graph: rejects a producer that does not exist") {
     numgap::basic_graph g;
     g.add_node("a");
     CHECK_THROWS_WITH_AS(g.add_node("conv1", "conv", {0, 5}),
@@ -37,7 +38,7 @@ TEST_CASE("basic_graph_rejects_a_producer_that_does_not_exist") {
     CHECK(missing->kind() == numgap::error_kind::graph);
 }
 
-TEST_CASE("basic_graph_ambiguous_lookups_throw_naming_the_key") {
+TEST_CASE("basic_graph: ambiguous lookups throw naming the key") {
     numgap::basic_graph g;
     g.add_node("dup", "", {}, {}, {"t0"});
     g.add_node("dup", "", {}, {}, {"t0"});
@@ -49,7 +50,7 @@ TEST_CASE("basic_graph_ambiguous_lookups_throw_naming_the_key") {
     CHECK(ambiguous->where().item == "t0");
 }
 
-TEST_CASE("basic_graph_producer_of_resolves_every_output_key") {
+TEST_CASE("basic_graph: producer of resolves every output key") {
     numgap::basic_graph g;
     const auto x = g.add_node("x");
     const auto topk = g.add_node("topk", "topk", {x}, {}, {"values", "indices"});
@@ -62,7 +63,7 @@ TEST_CASE("basic_graph_producer_of_resolves_every_output_key") {
     CHECK(g.producer_of("v") == topk);
 }
 
-TEST_CASE("basic_graph_node_without_outputs") {
+TEST_CASE("basic_graph: node without outputs") {
     numgap::basic_graph g;
     const auto sink = g.add_node("print");
     g.set_output_keys(sink, {});
@@ -71,7 +72,7 @@ TEST_CASE("basic_graph_node_without_outputs") {
     CHECK_THROWS_WITH_AS(g.set_output_shape(sink, 0, {1}), doctest::Contains("'print' has 0 outputs"), numgap::error);
 }
 
-TEST_CASE("basic_graph_edges_may_point_forward_for_file_order") {
+TEST_CASE("basic_graph: edges may point forward for file order") {
     numgap::basic_graph g;
     const auto consumer = g.add_node("consumer");
     const auto producer = g.add_node("producer");
@@ -81,7 +82,7 @@ TEST_CASE("basic_graph_edges_may_point_forward_for_file_order") {
     CHECK(g.producers(consumer).empty());
 }
 
-TEST_CASE("basic_graph_tracks_whether_index_order_is_topological") {
+TEST_CASE("basic_graph: tracks whether index order is topological") {
     // The flag lets topological_order skip its edge scan; it must turn false
     // on the first backward (or self) edge, whichever call makes it, and
     // stay true for forward edges.
@@ -100,3 +101,4 @@ TEST_CASE("basic_graph_tracks_whether_index_order_is_topological") {
     h.set_producers(0, {0}); // self loop
     CHECK_FALSE(h.index_order_is_topological());
 }
+} // TEST_SUITE("graph")

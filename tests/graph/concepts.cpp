@@ -55,7 +55,8 @@ static_assert(numgap::graph<user::both>);
 static_assert(!numgap::graph<user::no_names>);
 static_assert(!numgap::graph<int>);
 
-TEST_CASE("graph_cpo_adl_adaptation_reads_the_users_data_without_copying") {
+TEST_SUITE("graph") {
+TEST_CASE("graph cpo adl adaptation reads the users data without copying") {
     user::network n{{{"input", {}, "placeholder"}, {"conv", {0}, "conv2d"}}};
     CHECK(numgap::num_nodes(n) == 2);
     // The producers range is the user's own vector, returned by reference.
@@ -64,7 +65,7 @@ TEST_CASE("graph_cpo_adl_adaptation_reads_the_users_data_without_copying") {
     CHECK(std::string_view(numgap::op_type(n, 1)) == "conv2d");
 }
 
-TEST_CASE("graph_cpo_defaults_for_optional_attributes") {
+TEST_CASE("graph cpo defaults for optional attributes") {
     user::network n{{{"input", {}, ""}}};
     // No handles -> empty range; no output keys -> one key equal to the name;
     // no shapes -> unknown.
@@ -77,13 +78,13 @@ TEST_CASE("graph_cpo_defaults_for_optional_attributes") {
     CHECK(std::string_view(numgap::op_type(b, 0)).empty());
 }
 
-TEST_CASE("graph_cpo_member_wins_over_adl") {
+TEST_CASE("graph cpo member wins over adl") {
     user::both b;
     CHECK(std::string(numgap::node_name(b, 1)) == "member1");
     CHECK(numgap::topological_order(b) == std::vector<std::size_t>{0, 1});
 }
 
-TEST_CASE("graph_cpo_basic_graph_members") {
+TEST_CASE("graph cpo basic graph members") {
     numgap::basic_graph g;
     const auto x = g.add_node("x", "input");
     const auto topk = g.add_node("topk", "aten::topk", {x}, {7, 8}, {"topk.values", "topk.indices"});
@@ -96,3 +97,4 @@ TEST_CASE("graph_cpo_basic_graph_members") {
     CHECK(numgap::output_shape(g, topk, 1) == numgap::shape_type{1, 5});
     CHECK_FALSE(numgap::output_shape(g, topk, 9).has_value());
 }
+} // TEST_SUITE("graph")

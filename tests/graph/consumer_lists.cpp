@@ -7,7 +7,8 @@
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/graph/consumer_lists.hpp>
 
-TEST_CASE("consumer_lists_reverse_every_edge") {
+TEST_SUITE("graph") {
+TEST_CASE("consumer_lists: reverse every edge") {
     numgap::basic_graph g;
     g.add_node("x");
     g.add_node("square", "mul", {0, 0});
@@ -28,6 +29,7 @@ struct dangling {
 };
 } // namespace
 
-TEST_CASE("consumer_lists_reject_dangling_producers") {
+TEST_CASE("consumer_lists: reject dangling producers") {
     CHECK_THROWS_WITH_AS(numgap::consumer_lists{dangling{}}, doctest::Contains("'only' (index 0)"), numgap::error);
 }
+} // TEST_SUITE("graph")

@@ -5,7 +5,8 @@
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/graph/is_reachable.hpp>
 
-TEST_CASE("is_reachable_follows_edge_direction") {
+TEST_SUITE("graph") {
+TEST_CASE("is_reachable: follows edge direction") {
     numgap::basic_graph g;
     g.add_node("a");
     g.add_node("b", "", {0});
@@ -18,7 +19,7 @@ TEST_CASE("is_reachable_follows_edge_direction") {
     CHECK_THROWS_AS(numgap::is_reachable(g, 0, 9), numgap::error);
 }
 
-TEST_CASE("is_reachable_self_on_a_cycle") {
+TEST_CASE("is_reachable: self on a cycle") {
     numgap::basic_graph g;
     g.add_node("a");
     g.add_node("b", "", {0});
@@ -26,3 +27,4 @@ TEST_CASE("is_reachable_self_on_a_cycle") {
     CHECK(numgap::is_reachable(g, 0, 0));
     CHECK(numgap::is_reachable(g, 1, 0));
 }
+} // TEST_SUITE("graph")

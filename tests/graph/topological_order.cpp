@@ -19,11 +19,12 @@ struct raw_graph {
 };
 } // namespace
 
-TEST_CASE("topological_order_empty_graph") {
+TEST_SUITE("graph") {
+TEST_CASE("topological_order: empty graph") {
     CHECK(numgap::topological_order(numgap::basic_graph{}).empty());
 }
 
-TEST_CASE("topological_order_keeps_index_order_when_valid") {
+TEST_CASE("topological_order: keeps index order when valid") {
     numgap::basic_graph g;
     g.add_node("a");
     g.add_node("b", "", {0});
@@ -31,7 +32,7 @@ TEST_CASE("topological_order_keeps_index_order_when_valid") {
     CHECK(numgap::topological_order(g) == std::vector<std::size_t>{0, 1, 2});
 }
 
-TEST_CASE("topological_order_sorts_a_file_order_graph_smallest_index_first") {
+TEST_CASE("topological_order: sorts a file order graph smallest index first") {
     // 0 <- 2, 1 independent, 2 <- 3: order must put 3 before 2 before 0.
     raw_graph g{{{2}, {}, {3}, {}}};
     const auto order = numgap::topological_order(g);
@@ -41,7 +42,7 @@ TEST_CASE("topological_order_sorts_a_file_order_graph_smallest_index_first") {
     CHECK(position[1] == 0);
 }
 
-TEST_CASE("topological_order_cycle_names_the_nodes_on_it") {
+TEST_CASE("topological_order: cycle names the nodes on it") {
     // 0 -> 1 -> 2 -> 1 and 3 hanging off the cycle: the message names 1 and 2.
     raw_graph g{{{}, {0, 2}, {1}, {2}}};
     try {
@@ -57,7 +58,7 @@ TEST_CASE("topological_order_cycle_names_the_nodes_on_it") {
     }
 }
 
-TEST_CASE("topological_order_self_loop_is_a_cycle") {
+TEST_CASE("topological_order: self loop is a cycle") {
     numgap::basic_graph g;
     g.add_node("x");
     g.add_edge(0, 0);
@@ -69,7 +70,7 @@ TEST_CASE("topological_order_self_loop_is_a_cycle") {
     CHECK(cycle->where().item == "x");
 }
 
-TEST_CASE("topological_order_dangling_producer_names_the_node") {
+TEST_CASE("topological_order: dangling producer names the node") {
     raw_graph g{{{}, {7}}};
     CHECK_THROWS_WITH_AS(numgap::topological_order(g),
                          doctest::Contains("node 'n1' (index 1) lists producer index 7"), numgap::error);
@@ -87,7 +88,7 @@ struct vouching_graph : raw_graph {
 };
 } // namespace
 
-TEST_CASE("topological_order_trusts_a_graph_that_vouches_for_its_index_order") {
+TEST_CASE("topological_order: trusts a graph that vouches for its index order") {
     // A true answer is taken at its word (that is the point: no O(N + E)
     // scan); a false one falls back to the full algorithm, cycle errors
     // included.
@@ -109,3 +110,4 @@ TEST_CASE("topological_order_trusts_a_graph_that_vouches_for_its_index_order") {
     b.add_edge(0, 1);
     CHECK_THROWS_WITH_AS(numgap::topological_order(b), doctest::Contains("cycle"), numgap::error);
 }
+} // TEST_SUITE("graph")

@@ -49,6 +49,7 @@ int with_file_size_limit(rlim_t limit, Action&& action) {
 }
 } // namespace
 
+TEST_SUITE("io") {
 TEST_CASE("write_file_atomically: writes the text, replaces an old file whole, leaves no temporary") {
     numgap_test::temp_directory directory;
     const auto path = directory / "report.csv";
@@ -133,3 +134,4 @@ TEST_CASE("temporary_file: removed unless committed; keep() never replaces an ex
     numgap::io::temporary_file first(target, "DOT graph"), second(target, "DOT graph");
     CHECK(first.path() != second.path());
 }
+} // TEST_SUITE("io")

@@ -20,12 +20,13 @@ std::uint32_t bitwise_crc32(const std::vector<std::byte>& bytes) {
 }
 } // namespace
 
-TEST_CASE("crc32_matches_the_standard_check_value") {
+TEST_SUITE("io") {
+TEST_CASE("crc32: matches the standard check value") {
     CHECK(numgap::io::crc32(numgap_test::to_bytes("123456789")) == 0xCBF43926u);
     CHECK(numgap::io::crc32({}) == 0u);
 }
 
-TEST_CASE("crc32_matches_a_bitwise_reference_for_every_length_and_split") {
+TEST_CASE("crc32: matches a bitwise reference for every length and split") {
     std::vector<std::byte> bytes;
     for (int i = 0; i < 67; ++i) {
         CAPTURE(i);
@@ -38,3 +39,4 @@ TEST_CASE("crc32_matches_a_bitwise_reference_for_every_length_and_split") {
         CHECK(numgap::io::crc32(all.subspan(split), numgap::io::crc32(all.first(split))) == whole);
     }
 }
+} // TEST_SUITE("io")

@@ -52,7 +52,8 @@ std::string inflate_error(const std::vector<std::byte>& stream, std::size_t expe
 
 } // namespace
 
-TEST_CASE("inflate_decodes_zlib_stored_fixed_and_dynamic_streams") {
+TEST_SUITE("io") {
+TEST_CASE("inflate: decodes zlib stored fixed and dynamic streams") {
     const std::vector<std::byte> expected = source_bytes();
     REQUIRE(expected == numgap_test::read_bytes(numgap_test::fixture("inflate/source.bin")));
     for (const char* name : {"stored", "fixed", "dynamic"}) {
@@ -67,7 +68,7 @@ TEST_CASE("inflate_decodes_zlib_stored_fixed_and_dynamic_streams") {
     }
 }
 
-TEST_CASE("inflate_decodes_codes_longer_than_the_fast_table") {
+TEST_CASE("inflate: decodes codes longer than the fast table") {
     // Byte values with probability 2^-(k+1) get Huffman codes up to 15 bits long.
     std::vector<std::byte> expected(30000);
     std::uint64_t state = 12345;
@@ -81,7 +82,7 @@ TEST_CASE("inflate_decodes_codes_longer_than_the_fast_table") {
     CHECK(stats.long_code_symbols > 0);
 }
 
-TEST_CASE("inflate_hand_built_streams") {
+TEST_CASE("inflate: hand built streams") {
     SUBCASE("several stored blocks, including an empty final one") {
         bit_writer w;
         w.bits(0, 1), w.bits(0, 2);
@@ -111,7 +112,7 @@ TEST_CASE("inflate_hand_built_streams") {
     }
 }
 
-TEST_CASE("inflate_rejects_corrupt_streams_naming_the_source") {
+TEST_CASE("inflate: rejects corrupt streams naming the source") {
     const auto dynamic = numgap_test::read_bytes(numgap_test::fixture("inflate/dynamic.deflate"));
     SUBCASE("block type 3") {
         bit_writer w;
@@ -190,7 +191,7 @@ TEST_CASE("inflate_rejects_corrupt_streams_naming_the_source") {
     }
 }
 
-TEST_CASE("inflate_survives_every_single_byte_corruption_and_truncation") {
+TEST_CASE("inflate: survives every single byte corruption and truncation") {
     // Each mutant either decodes to exactly the declared size or throws numgap::error;
     // anything else (crash, overrun, other exception) fails here or under the sanitizers.
     int errors = 0, decoded = 0;
@@ -219,7 +220,7 @@ TEST_CASE("inflate_survives_every_single_byte_corruption_and_truncation") {
     MESSAGE("mutants rejected: " << errors << ", decoded to the declared size: " << decoded);
 }
 
-TEST_CASE("inflate_prefix_decodes_only_the_first_bytes") {
+TEST_CASE("inflate: prefix decodes only the first bytes") {
     // 'x' then a match of 5 (a run of six 'x'), then a literal 'y', in one fixed block...
     bit_writer w;
     w.bits(0, 1), w.bits(1, 2);
@@ -257,3 +258,4 @@ TEST_CASE("inflate_prefix_decodes_only_the_first_bytes") {
     CHECK(placed->where().item == "x.npy");
     CHECK(placed->where().offset == 1000 + w.bytes.size() - 1);
 }
+} // TEST_SUITE("io")

@@ -25,7 +25,8 @@ std::string json_error(const std::string& text) {
 }
 } // namespace
 
-TEST_CASE("json_parses_every_value_kind_and_keeps_member_order") {
+TEST_SUITE("io") {
+TEST_CASE("json: parses every value kind and keeps member order") {
     const json_value root =
         parse_json(R"({"z": 1, "a": [true, false, null, "s", -2.5e1, {}], "m": {"k": []}})", "t.json");
     REQUIRE(root.is_object());
@@ -47,7 +48,7 @@ TEST_CASE("json_parses_every_value_kind_and_keeps_member_order") {
     CHECK(array[0].find("x") == nullptr);
 }
 
-TEST_CASE("json_numbers_keep_exact_integers") {
+TEST_CASE("json: numbers keep exact integers") {
     const json_value root = parse_json(
         "[42, 42.0, 1e2, -0, 9007199254740993, -9223372036854775808, 9223372036854775808, 0.1]", "n.json");
     const auto& n = root.as_array();
@@ -64,7 +65,7 @@ TEST_CASE("json_numbers_keep_exact_integers") {
     CHECK(n[7].as_number() == 0.1);
 }
 
-TEST_CASE("json_strings_decode_escapes_surrogate_pairs_and_utf8") {
+TEST_CASE("json: strings decode escapes surrogate pairs and utf8") {
     const json_value root =
         parse_json(R"(["a\"b\\c\/d\b\f\n\r\t", "\u00e9\u4e2d", "\ud83d\ude00", "caf\u00c3", "é中😀"])", "s.json");
     const auto& s = root.as_array();
@@ -75,7 +76,7 @@ TEST_CASE("json_strings_decode_escapes_surrogate_pairs_and_utf8") {
     CHECK(s[4].as_string() == "é中😀");
 }
 
-TEST_CASE("json_values_know_their_line_and_column") {
+TEST_CASE("json: values know their line and column") {
     const json_value root = parse_json("{\n  \"a\": [1,\n    2]\n}", "p.json");
     CHECK(root.line() == 1);
     CHECK(root.column() == 1);
@@ -86,7 +87,7 @@ TEST_CASE("json_values_know_their_line_and_column") {
     CHECK(array.as_array()[1].column() == 5);
 }
 
-TEST_CASE("json_errors_carry_file_line_column_and_reason") {
+TEST_CASE("json: errors carry file line column and reason") {
     CHECK(json_error("{\n  \"a\": 1\n  \"b\": 2\n}") == "graph.json:3:3: expected ',' or '}' after object member, found '\"'");
     CHECK(json_error("[1, 2,]") == "graph.json:1:7: expected a JSON value, found ']'");
     CHECK(json_error("[1 2]") == "graph.json:1:4: expected ',' or ']' after array element, found '2'");
@@ -114,7 +115,7 @@ TEST_CASE("json_errors_carry_file_line_column_and_reason") {
     CHECK(contains(json_error("[tru]"), "expected a JSON value, found 't'"));
 }
 
-TEST_CASE("json_nesting_is_limited") {
+TEST_CASE("json: nesting is limited") {
     const std::string ok = std::string(256, '[') + std::string(256, ']');
     CHECK(parse_json(ok, "deep.json").is_array());
     const std::string deep = std::string(257, '[') + std::string(257, ']');
@@ -124,11 +125,11 @@ TEST_CASE("json_nesting_is_limited") {
     CHECK(contains(error_of([&] { (void)parse_json("[[[]]]", "d.json", 2); }), "nesting deeper than 2 levels"));
 }
 
-TEST_CASE("json_skips_a_byte_order_mark") {
+TEST_CASE("json: skips a byte order mark") {
     CHECK(parse_json("\xef\xbb\xbf{\"a\": 1}", "bom.json").find("a")->as_integer() == 1);
 }
 
-TEST_CASE("write_json_string_escapes_and_always_emits_valid_json") {
+TEST_CASE("write json string escapes and always emits valid json") {
     std::string out;
     numgap::io::write_json_string(out, std::string("q\"b\\n\n\x01\x7f é", 11));
     CHECK(out == "\"q\\\"b\\\\n\\n\\u0001\\u007f é\"");
@@ -144,7 +145,7 @@ TEST_CASE("write_json_string_escapes_and_always_emits_valid_json") {
     CHECK(parse_json(out, "rt.json").as_string() == all);
 }
 
-TEST_CASE("write_json_number_is_shortest_round_trip_and_names_non_finite") {
+TEST_CASE("write json number is shortest round trip and names non finite") {
     const auto text = [](double value) {
         std::string out;
         numgap::io::write_json_number(out, value);
@@ -166,7 +167,7 @@ TEST_CASE("write_json_number_is_shortest_round_trip_and_names_non_finite") {
     }
 }
 
-TEST_CASE("json_numbers_too_small_for_a_double_read_as_zero_and_too_large_stay_errors") {
+TEST_CASE("json: numbers too small for a double read as zero and too large stay errors") {
     const json_value root =
         parse_json("[1e-400, -1e-400, 4e-320, 0.00001e-320, 1000e-330, 5e-324, 0.001e311, 1E-99999999999999999999]",
                    "n.json");
@@ -188,3 +189,4 @@ TEST_CASE("json_numbers_too_small_for_a_double_read_as_zero_and_too_large_stay_e
     CHECK(contains(json_error("[1000e306]"), "number 1000e306 is out of the range of a double"));
     CHECK(contains(json_error("[1E99999999999999999999]"), "is out of the range of a double"));
 }
+} // TEST_SUITE("io")

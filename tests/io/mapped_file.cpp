@@ -14,7 +14,8 @@ using numgap::io::mapped_file;
 using numgap_test::contains;
 using numgap_test::error_of;
 
-TEST_CASE("mapped_file_exposes_the_exact_file_bytes_with_either_hint") {
+TEST_SUITE("io") {
+TEST_CASE("mapped_file: exposes the exact file bytes with either hint") {
     numgap_test::temp_directory scratch;
     std::string content;
     for (int i = 0; i < 10000; ++i) content += char(i * 7);
@@ -27,7 +28,7 @@ TEST_CASE("mapped_file_exposes_the_exact_file_bytes_with_either_hint") {
     }
 }
 
-TEST_CASE("mapped_file_maps_an_empty_file_as_an_empty_span") {
+TEST_CASE("mapped_file: maps an empty file as an empty span") {
     numgap_test::temp_directory scratch;
     const mapped_file file = mapped_file::open(scratch.write("empty.bin", std::string()));
     CHECK(file.empty());
@@ -35,7 +36,7 @@ TEST_CASE("mapped_file_maps_an_empty_file_as_an_empty_span") {
     CHECK(file.data() == nullptr);
 }
 
-TEST_CASE("mapped_file_move_transfers_the_mapping") {
+TEST_CASE("mapped_file: move transfers the mapping") {
     numgap_test::temp_directory scratch;
     mapped_file first = mapped_file::open(scratch.write("a.bin", std::string("abc")));
     const std::byte* data = first.data();
@@ -50,7 +51,7 @@ TEST_CASE("mapped_file_move_transfers_the_mapping") {
     CHECK(third.data() == data);
 }
 
-TEST_CASE("mapped_file_errors_name_the_file_and_the_os_reason") {
+TEST_CASE("mapped_file: errors name the file and the os reason") {
     numgap_test::temp_directory scratch;
     const std::string missing = error_of([&] { (void)mapped_file::open(scratch / "missing.npy"); });
     CHECK(contains(missing, "cannot open"));
@@ -66,3 +67,4 @@ TEST_CASE("mapped_file_errors_name_the_file_and_the_os_reason") {
         CHECK(failure->where().file == path.string());
     }
 }
+} // TEST_SUITE("io")

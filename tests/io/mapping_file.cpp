@@ -15,6 +15,7 @@ using numgap_test::contains;
 using numgap_test::error_of;
 using pairs = std::vector<std::pair<std::string, std::string>>;
 
+TEST_SUITE("io") {
 TEST_CASE("mapping_file: a JSON object maps names; an array value maps one reference node to several") {
     const auto mapping = numgap::io::parse_mapping(R"( {"conv1": "/stem/Conv", "ln": ["mean_0", "rsqrt_3"]})",
                                                    "map.json");
@@ -81,3 +82,4 @@ TEST_CASE("mapping_file: read_mapping_file names a missing or empty file") {
     dir.write("ok.json", R"({"a": "b"})");
     CHECK(numgap::io::read_mapping_file(dir / "ok.json") == pairs{{"a", "b"}});
 }
+} // TEST_SUITE("io")

@@ -68,7 +68,8 @@ std::string parse_error(const std::string& dict, std::size_t data_bytes = 0) {
 
 } // namespace
 
-TEST_CASE("npy_reads_every_supported_dtype_with_numpy_values") {
+TEST_SUITE("io") {
+TEST_CASE("npy: reads every supported dtype with numpy values") {
     SUBCASE("float32 (3,4) holds i*0.5-2 in C order") {
         const opened f = open_fixture("f4.npy");
         CHECK(f.view.type() == dtype::float32);
@@ -123,7 +124,7 @@ TEST_CASE("npy_reads_every_supported_dtype_with_numpy_values") {
     }
 }
 
-TEST_CASE("npy_fortran_order_becomes_reversed_strides_without_copy") {
+TEST_CASE("npy: fortran order becomes reversed strides without copy") {
     const opened f = open_fixture("fortran.npy");
     CHECK(f.header.fortran_order);
     REQUIRE(f.view.rank() == 3);
@@ -138,7 +139,7 @@ TEST_CASE("npy_fortran_order_becomes_reversed_strides_without_copy") {
                       float(i * 12 + j * 4 + k));
 }
 
-TEST_CASE("npy_zero_dimensional_and_empty_arrays") {
+TEST_CASE("npy: zero dimensional and empty arrays") {
     const opened scalar = open_fixture("scalar.npy");
     CHECK(scalar.view.rank() == 0);
     CHECK(scalar.view.size() == 1);
@@ -151,7 +152,7 @@ TEST_CASE("npy_zero_dimensional_and_empty_arrays") {
     CHECK(empty.header.data_bytes == 0);
 }
 
-TEST_CASE("npy_header_versions_2_and_3") {
+TEST_CASE("npy: header versions 2 and 3") {
     for (const char* name : {"v2.npy", "v3.npy"}) {
         const opened f = open_fixture(name);
         CHECK(f.header.major_version == (std::string(name) == "v2.npy" ? 2 : 3));
@@ -165,7 +166,7 @@ TEST_CASE("npy_header_versions_2_and_3") {
     CHECK(header.data_bytes == 4);
 }
 
-TEST_CASE("npy_refuses_big_endian_and_unsupported_descrs_naming_file_and_descr") {
+TEST_CASE("npy: refuses big endian and unsupported descrs naming file and descr") {
     const std::string big = error_of([] { (void)open_fixture("big_endian.npy"); });
     CHECK(contains(big, "big_endian.npy"));
     CHECK(contains(big, "big-endian"));
@@ -179,7 +180,7 @@ TEST_CASE("npy_refuses_big_endian_and_unsupported_descrs_naming_file_and_descr")
     CHECK(parse_error("{'descr': '>i1', 'fortran_order': False, 'shape': (2,), }", 2) == "<no numgap::error>");
 }
 
-TEST_CASE("npy_opaque_v2_is_bfloat16_only_when_declared") {
+TEST_CASE("npy: opaque v2 is bfloat16 only when declared") {
     const std::string undeclared = error_of([] { (void)open_fixture("bf16_v2.npy"); });
     CHECK(contains(undeclared, "bf16_v2.npy"));
     CHECK(contains(undeclared, "'<V2'"));
@@ -195,7 +196,7 @@ TEST_CASE("npy_opaque_v2_is_bfloat16_only_when_declared") {
     CHECK(contains(mismatch, "declares dtype uint8 but the file stores float32"));
 }
 
-TEST_CASE("npy_rejects_malformed_headers_with_the_reason") {
+TEST_CASE("npy: rejects malformed headers with the reason") {
     const auto image_error = [](std::vector<std::byte> image) {
         return error_of([&] { (void)parse_npy_header(image, "probe.npy"); });
     };
@@ -229,7 +230,7 @@ TEST_CASE("npy_rejects_malformed_headers_with_the_reason") {
     CHECK(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 1L), }", 8) == "<no numgap::error>");
 }
 
-TEST_CASE("npy_checks_data_size_against_shape") {
+TEST_CASE("npy: checks data size against shape") {
     const std::string shorter = parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20);
     CHECK(contains(shorter, "probe.npy"));
     CHECK(contains(shorter, "truncated"));
@@ -247,7 +248,7 @@ TEST_CASE("npy_checks_data_size_against_shape") {
     CHECK(contains(huge, "needs 4000000000 bytes of data but the file has 8"));
 }
 
-TEST_CASE("write_npy_is_byte_identical_to_numpy_and_round_trips_every_dtype") {
+TEST_CASE("write npy is byte identical to numpy and round trips every dtype") {
     numgap_test::temp_directory scratch;
     const opened original = open_fixture("f4.npy");
     numgap::io::write_npy(scratch / "f4.npy", original.view);
@@ -273,7 +274,7 @@ TEST_CASE("write_npy_is_byte_identical_to_numpy_and_round_trips_every_dtype") {
     }
 }
 
-TEST_CASE("write_npy_gathers_strided_views_and_handles_scalars_and_empty") {
+TEST_CASE("write npy gathers strided views and handles scalars and empty") {
     numgap_test::temp_directory scratch;
     const std::array<std::int32_t, 6> values{0, 1, 2, 3, 4, 5};
     const std::array<std::int64_t, 2> transposed_shape{3, 2};
@@ -299,7 +300,7 @@ TEST_CASE("write_npy_gathers_strided_views_and_handles_scalars_and_empty") {
     CHECK(parse_npy_header(empty_file.bytes(), "e.npy").shape == std::vector<std::int64_t>{0, 5});
 }
 
-TEST_CASE("write_npy_reports_the_path_and_os_reason") {
+TEST_CASE("write npy reports the path and os reason") {
     numgap_test::temp_directory scratch;
     const float value = 1.0f;
     const std::string message =
@@ -307,3 +308,4 @@ TEST_CASE("write_npy_reports_the_path_and_os_reason") {
     CHECK(contains(message, "no/such/dir/x.npy"));
     CHECK(contains(message, "No such file or directory"));
 }
+} // TEST_SUITE("io")

@@ -69,7 +69,8 @@ bool names_bad_npz(const numgap::error& failure) { return failure.where().file.e
 
 } // namespace
 
-TEST_CASE("npz_stored_members_are_views_into_the_mapping") {
+TEST_SUITE("io") {
+TEST_CASE("npz: stored members are views into the mapping") {
     const npz_archive archive = npz_archive::open(numgap_test::fixture("npz/stored.npz"));
     CHECK(names(archive) == std::vector<std::string>{"a.npy", "block/b.npy", "c.npy"});
     const auto* a = archive.find("a.npy");
@@ -90,7 +91,7 @@ TEST_CASE("npz_stored_members_are_views_into_the_mapping") {
     CHECK(archive.find("missing.npy") == nullptr);
 }
 
-TEST_CASE("npz_deflated_members_inflate_to_the_exact_data_over_dynamic_blocks") {
+TEST_CASE("npz: deflated members inflate to the exact data over dynamic blocks") {
     const npz_archive archive = npz_archive::open(numgap_test::fixture("npz/compressed.npz"));
     CHECK(names(archive) == std::vector<std::string>{"big.npy", "small.npy", "c.npy"});
     const auto* big = archive.find("big.npy");
@@ -115,7 +116,7 @@ TEST_CASE("npz_deflated_members_inflate_to_the_exact_data_over_dynamic_blocks") 
     CHECK(last == 9.0f);
 }
 
-TEST_CASE("npz_reads_zip64_end_records_and_directory_extra_fields") {
+TEST_CASE("npz: reads zip64 end records and directory extra fields") {
     const auto raw = numgap_test::read_bytes(numgap_test::fixture("npz/zip64.npz"));
     REQUIRE(!find_all(raw, 0x07064b50u).empty()); // the fixture really has a ZIP64 locator
     const npz_archive archive = npz_archive::open(numgap_test::fixture("npz/zip64.npz"));
@@ -128,7 +129,7 @@ TEST_CASE("npz_reads_zip64_end_records_and_directory_extra_fields") {
     CHECK(value == 3.5f);
 }
 
-TEST_CASE("npz_rejects_corrupt_archives_naming_archive_and_member") {
+TEST_CASE("npz: rejects corrupt archives naming archive and member") {
     SUBCASE("truncated archive") {
         const std::string message =
             corrupted_error("npz/stored.npz", [](std::vector<std::byte>& b) { b.resize(b.size() - 10); });
@@ -255,7 +256,7 @@ long peak_resident_mib() {
 
 } // namespace
 
-TEST_CASE("npz_refuses_members_that_share_bytes_at_open") {
+TEST_CASE("npz: refuses members that share bytes at open") {
     // The overlapping bomb: 64 local headers in a row, then one stream; every
     // member's data runs from its header to the end of the stream, so reading
     // them all would inflate the stream 64 times.
@@ -299,7 +300,7 @@ TEST_CASE("npz_refuses_members_that_share_bytes_at_open") {
     CHECK(npz_archive::open(fine).members().size() == 2);
 }
 
-TEST_CASE("npz_refuses_impossible_and_over_limit_sizes_before_allocating") {
+TEST_CASE("npz: refuses impossible and over limit sizes before allocating") {
     numgap_test::temp_directory scratch;
     const std::vector<std::byte> stream = numgap_test::deflate_stored(bytes_of("tiny"));
     std::vector<std::byte> padded = stream;
@@ -337,7 +338,7 @@ TEST_CASE("npz_refuses_impossible_and_over_limit_sizes_before_allocating") {
     CHECK(numgap::io::read_policy::default_max_inflated_bytes == std::uint64_t(4) << 30);
 }
 
-TEST_CASE("npz_member_prefix_inflates_only_the_first_bytes") {
+TEST_CASE("npz: member prefix inflates only the first bytes") {
     // A stored block with a header-like start, then a corrupt block: the prefix
     // reads without touching the corruption, the whole member does not.
     const std::string start(100, 'h');
@@ -358,7 +359,7 @@ TEST_CASE("npz_member_prefix_inflates_only_the_first_bytes") {
                    "member 'x.npy': corrupt deflate data: invalid block type 3"));
 }
 
-TEST_CASE("npz_a_member_that_claims_more_than_its_stream_holds_costs_only_what_the_stream_produces") {
+TEST_CASE("npz: a member that claims more than its stream holds costs only what the stream produces") {
     // The issue's bomb: a small archive whose member claims ~2 GiB. The buffer
     // is not zero-filled, so only the pages the stream writes become resident.
     const std::uint32_t claimed = std::uint32_t(2) << 30;
@@ -377,3 +378,4 @@ TEST_CASE("npz_a_member_that_claims_more_than_its_stream_holds_costs_only_what_t
     // the allocation adds 256 (an eighth), so the bound sits between the two.
     CHECK(peak_resident_mib() - before < 1024);
 }
+} // TEST_SUITE("io")

@@ -48,7 +48,8 @@ bool aligned(const numgap::tensor_view& view) {
 
 } // namespace
 
-TEST_CASE("run_directory_discovers_nested_npy_files_without_graph_json") {
+TEST_SUITE("io") {
+TEST_CASE("run_directory: discovers nested npy files without graph json") {
     numgap_test::temp_directory run;
     write_floats(run / "x.npy", {1, 2, 3}, {3});
     write_floats(run / "block1/conv.npy", {4, 5}, {2});
@@ -75,7 +76,7 @@ TEST_CASE("run_directory_discovers_nested_npy_files_without_graph_json") {
     CHECK_FALSE(conv.view().has_axis_order());
 }
 
-TEST_CASE("run_directory_loaded_tensor_survives_moves") {
+TEST_CASE("run_directory: loaded tensor survives moves") {
     numgap_test::temp_directory run;
     write_floats(run / "k.npy", {7, 8}, {2});
     const run_directory dir = run_directory::open(run.path());
@@ -87,7 +88,7 @@ TEST_CASE("run_directory_loaded_tensor_survives_moves") {
     CHECK(kept.back().view().name() == "k");
 }
 
-TEST_CASE("run_directory_graph_json_raw_files_layout_and_quantization") {
+TEST_CASE("run_directory: graph json raw files layout and quantization") {
     numgap_test::temp_directory run;
     // NHWC uint8 storage of an NCHW tensor, per-tensor quantized.
     std::string raw;
@@ -138,7 +139,7 @@ TEST_CASE("run_directory_graph_json_raw_files_layout_and_quantization") {
     CHECK(contains(missing, "no \"tensors\" entry in graph.json"));
 }
 
-TEST_CASE("run_directory_entries_rekey_files_and_conflicts_are_errors") {
+TEST_CASE("run_directory: entries rekey files and conflicts are errors") {
     numgap_test::temp_directory run;
     write_floats(run / "dump/t0001.npy", {1}, {1});
     run.write("graph.json", R"({"tensors": {"relu": {"file": "dump/t0001.npy"}}})");
@@ -152,7 +153,7 @@ TEST_CASE("run_directory_entries_rekey_files_and_conflicts_are_errors") {
     CHECK(contains(conflict, "tensor 'relu' is mapped to file 'dump/t0001.npy', but 'relu.npy' also exists"));
 }
 
-TEST_CASE("run_directory_open_errors_name_the_run_and_the_cause") {
+TEST_CASE("run_directory: open errors name the run and the cause") {
     numgap_test::temp_directory run;
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "nope"); }), "nope' does not exist"));
     run.write("file.txt", "x");
@@ -178,7 +179,7 @@ TEST_CASE("run_directory_open_errors_name_the_run_and_the_cause") {
                    "tensor 'd': file 'dir.npy' is not a regular file in run"));
 }
 
-TEST_CASE("run_directory_entry_with_default_file_that_was_not_dumped_is_missing_not_an_error") {
+TEST_CASE("run_directory: entry with default file that was not dumped is missing not an error") {
     // graph.json gives only layout/quantization for "a" and "b"; only a.npy was
     // dumped. open() must succeed: b is simply not contained (the compare layer
     // reports it missing), while an explicit "file" that is absent still fails.
@@ -203,7 +204,7 @@ TEST_CASE("run_directory_entry_with_default_file_that_was_not_dumped_is_missing_
                    "tensor 'b': file 'dumps/b.npy' does not exist in run"));
 }
 
-TEST_CASE("run_directory_load_errors_name_run_key_file_and_reason") {
+TEST_CASE("run_directory: load errors name run key file and reason") {
     numgap_test::temp_directory run;
     run.write("short.raw", std::string(10, '\0'));
     run.write("noheader.bin", std::string(8, '\0'));
@@ -245,7 +246,7 @@ TEST_CASE("run_directory_load_errors_name_run_key_file_and_reason") {
     CHECK(contains(cut, "needs 24 bytes of data but the file has 20"));
 }
 
-TEST_CASE("run_directory_reads_npz_runs_zero_copy_realigned_and_inflated") {
+TEST_CASE("run_directory: reads npz runs zero copy realigned and inflated") {
     const run_directory stored = run_directory::open(numgap_test::fixture("npz/stored.npz"));
     CHECK(stored.keys() == std::vector<std::string>{"a", "block/b", "c"});
     CHECK_FALSE(stored.manifest().has_graph);
@@ -271,7 +272,7 @@ TEST_CASE("run_directory_reads_npz_runs_zero_copy_realigned_and_inflated") {
     CHECK(compressed.total_bytes() > 65536);
 }
 
-TEST_CASE("run_directory_write_npy_load_round_trip_for_every_dtype") {
+TEST_CASE("run_directory: write npy load round trip for every dtype") {
     numgap_test::temp_directory run;
     for (const dtype type : numgap::all_dtypes) {
         std::vector<std::byte> data(4 * 5 * numgap::size_of(type));
@@ -296,7 +297,7 @@ TEST_CASE("run_directory_write_npy_load_round_trip_for_every_dtype") {
     }
 }
 
-TEST_CASE("run_directory_load_is_safe_from_several_threads") {
+TEST_CASE("run_directory: load is safe from several threads") {
     const run_directory dir = run_directory::open(numgap_test::fixture("npz/compressed.npz"));
     const std::vector<std::uint8_t> expected = numgap_test::lcg_bytes(65536);
     std::array<int, 4> matches{};
@@ -333,7 +334,7 @@ struct confinement_layout {
 
 } // namespace
 
-TEST_CASE("run_directory_refuses_graph_json_entries_that_leave_the_run") {
+TEST_CASE("run_directory: refuses graph json entries that leave the run") {
     confinement_layout layout;
     const std::string outside = (layout.base / "secret.npy").lexically_normal().string();
     for (const std::string& file : {std::string("../secret.npy"), std::string("sub/../../secret.npy"), outside,
@@ -353,7 +354,7 @@ TEST_CASE("run_directory_refuses_graph_json_entries_that_leave_the_run") {
     CHECK(at<float>(run_directory::open(layout.run).load("k").view(), 0) == 1.0f);
 }
 
-TEST_CASE("run_directory_refuses_symbolic_links_that_leave_the_run") {
+TEST_CASE("run_directory: refuses symbolic links that leave the run") {
     confinement_layout layout;
     std::filesystem::create_symlink("../secret.npy", layout.run / "leak.npy");
     // Found while listing: refused at open, naming the link.
@@ -384,7 +385,7 @@ TEST_CASE("run_directory_refuses_symbolic_links_that_leave_the_run") {
     CHECK(at<float>(inside.load("d/up").view(), 0) == 1.0f);
 }
 
-TEST_CASE("run_directory_load_opens_beneath_the_run_so_a_file_swapped_for_a_link_is_refused") {
+TEST_CASE("run_directory: load opens beneath the run so a file swapped for a link is refused") {
     confinement_layout layout;
     const run_directory dir = run_directory::open(layout.run);
     CHECK(at<float>(dir.load("a").view(), 0) == 1.0f);
@@ -396,7 +397,7 @@ TEST_CASE("run_directory_load_opens_beneath_the_run_so_a_file_swapped_for_a_link
     CHECK_FALSE(contains(message, "42"));
 }
 
-TEST_CASE("run_directory_allowed_roots_let_entries_resolve_into_the_named_directories_only") {
+TEST_CASE("run_directory: allowed roots let entries resolve into the named directories only") {
     confinement_layout layout;
     std::filesystem::create_symlink(layout.base / "shared/s.npy", layout.run / "linked.npy");
     numgap_test::temp_directory::write_to(
@@ -423,7 +424,7 @@ TEST_CASE("run_directory_allowed_roots_let_entries_resolve_into_the_named_direct
     CHECK(contains(layout.open_error(policy), "outside the run directory and every allowed directory"));
 }
 
-TEST_CASE("run_directory_does_not_hang_on_a_fifo_and_names_unlistable_directories") {
+TEST_CASE("run_directory: does not hang on a fifo and names unlistable directories") {
     confinement_layout layout;
     REQUIRE(::mkfifo((layout.run / "pipe.npy").c_str(), 0600) == 0);
     CHECK(run_directory::open(layout.run).keys() == std::vector<std::string>{"a"}); // not a regular file
@@ -453,7 +454,7 @@ TEST_CASE("run_directory_does_not_hang_on_a_fifo_and_names_unlistable_directorie
 
 // ---- Compressed members are checked before they are inflated (defect 5).
 
-TEST_CASE("run_directory_checks_a_compressed_member_header_against_its_size_before_inflating") {
+TEST_CASE("run_directory: checks a compressed member header against its size before inflating") {
     // The header says 1000 floats, the archive says 256 MiB, and the stream is
     // corrupt right after the header: the header check must fire first.
     const std::array<std::int64_t, 1> shape{1000};
@@ -472,3 +473,4 @@ TEST_CASE("run_directory_checks_a_compressed_member_header_against_its_size_befo
     CHECK(contains(message, "bytes after the 4000 bytes that shape (1000,) of float32 needs"));
     CHECK_FALSE(contains(message, "corrupt deflate data"));
 }
+} // TEST_SUITE("io")

@@ -32,7 +32,8 @@ numgap::error tensor_failure(const std::string& entry) {
 }
 } // namespace
 
-TEST_CASE("run_manifest_parses_the_issue_example") {
+TEST_SUITE("io") {
+TEST_CASE("run_manifest: parses the issue example") {
     const run_manifest m = parse_run_manifest(R"({
   "nodes": [
     {"name": "conv1", "op": "aten.convolution.default",
@@ -64,7 +65,7 @@ TEST_CASE("run_manifest_parses_the_issue_example") {
     CHECK(t->zero_points == std::vector<std::int32_t>{128});
 }
 
-TEST_CASE("run_manifest_defaults") {
+TEST_CASE("run_manifest: defaults") {
     const run_manifest m = parse_run_manifest(
         R"({"version": 1, "metadata": {"producer": "x"}, "nodes": [{"name": "relu", "metadata": 7}],
             "tensors": {"b": {}, "a": {"dtype": "int8", "scale": 0.5}}})",
@@ -85,7 +86,7 @@ TEST_CASE("run_manifest_defaults") {
     CHECK_FALSE(run_manifest{}.has_graph);
 }
 
-TEST_CASE("run_manifest_per_channel_quantization") {
+TEST_CASE("run_manifest: per channel quantization") {
     const run_manifest m = parse_run_manifest(
         R"({"tensors": {
             "w": {"dtype": "int8", "shape": [3, 2], "scale": [0.5, 0.25, 2], "zero_point": [1, -2, 3], "quant_axis": 0},
@@ -100,7 +101,7 @@ TEST_CASE("run_manifest_per_channel_quantization") {
     CHECK(m.find_tensor("u")->zero_points == std::vector<std::int32_t>{0});
 }
 
-TEST_CASE("run_manifest_rejects_bad_structure_with_location") {
+TEST_CASE("run_manifest: rejects bad structure with location") {
     CHECK(manifest_error("[1]") == "runs/ref/graph.json:1:1: expected an object at the top level, found an array");
     CHECK(manifest_error("{\n \"node\": []}") ==
           "runs/ref/graph.json:2:10: unknown top-level key \"node\" (expected \"nodes\", \"tensors\", \"version\" or "
@@ -132,7 +133,7 @@ TEST_CASE("run_manifest_rejects_bad_structure_with_location") {
     CHECK(manifest_failure("{\"nodes\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}").kind() == numgap::error_kind::schema);
 }
 
-TEST_CASE("run_manifest_rejects_inconsistent_graphs") {
+TEST_CASE("run_manifest: rejects inconsistent graphs") {
     CHECK(contains(manifest_error(R"({"nodes": [{"name": "a"}, {"name": "b", "outputs": ["a"]}]})"),
                    "node 'b': tensor 'a' is already an output of node 'a'"));
     CHECK(contains(manifest_error(R"({"nodes": [{"name": "a", "inputs": ["b"]}, {"name": "b"}]})"),
@@ -150,7 +151,7 @@ TEST_CASE("run_manifest_rejects_inconsistent_graphs") {
           "<no numgap::error>");
 }
 
-TEST_CASE("run_manifest_rejects_bad_tensor_entries_naming_the_tensor") {
+TEST_CASE("run_manifest: rejects bad tensor entries naming the tensor") {
     CHECK(contains(manifest_error("{\"tensors\": []}"), "\"tensors\" must be an object keyed by tensor key"));
     CHECK(contains(manifest_error("{\"tensors\": {\"t\": 1}}"), "tensor 't' must be an object, found a number"));
     CHECK(contains(manifest_error("{\"tensors\": {\"\": {}}}"), "\"tensors\" has an empty key"));
@@ -174,7 +175,7 @@ TEST_CASE("run_manifest_rejects_bad_tensor_entries_naming_the_tensor") {
     CHECK(tensor_failure(R"({"file": ""})").kind() == numgap::error_kind::schema);
 }
 
-TEST_CASE("run_manifest_rejects_bad_quantization_naming_the_tensor") {
+TEST_CASE("run_manifest: rejects bad quantization naming the tensor") {
     CHECK(contains(tensor_error(R"({"scale": 0})"), "tensor 't': \"scale\" 0 must be finite and non-zero"));
     CHECK(contains(tensor_error(R"({"scale": 1e39})"), "must be finite and non-zero (as a float32)"));
     CHECK(contains(tensor_error(R"({"scale": "1"})"), "\"scale\" must be a number or an array of numbers, found a string"));
@@ -199,7 +200,7 @@ TEST_CASE("run_manifest_rejects_bad_quantization_naming_the_tensor") {
     CHECK(tensor_failure(R"({"scale": 0})").kind() == numgap::error_kind::schema);
 }
 
-TEST_CASE("run_manifest_numbers_that_underflow_read_as_zero_in_metadata_and_fields") {
+TEST_CASE("run_manifest: numbers that underflow read as zero in metadata and fields") {
     // Free-form metadata may hold any JSON number; it used to fail the whole graph.json.
     const run_manifest manifest = parse_run_manifest(
         R"({"metadata": {"eps": 1e-400}, "nodes": [{"name": "a", "metadata": {"tiny": -2.5e-999}}]})",
@@ -209,3 +210,4 @@ TEST_CASE("run_manifest_numbers_that_underflow_read_as_zero_in_metadata_and_fiel
     CHECK(contains(tensor_error(R"({"scale": 1e-400})"), "tensor 't': \"scale\" 0 must be finite and non-zero"));
     CHECK(contains(tensor_error(R"({"scale": 1e400})"), "runs/ref/graph.json:1:29: number 1e400 is out of the range"));
 }
+} // TEST_SUITE("io")

@@ -75,6 +75,7 @@ std::string entry(const std::string& key, const std::string& type, const std::st
 
 } // namespace
 
+TEST_SUITE("io") {
 TEST_CASE("safetensors: every dtype numgap computes with is read in place with its shape and values") {
     const std::vector<tensor_bytes> tensors = {
         {"f32", "F32", "[2,2]", bytes_of<float>({1.5f, -2.0f, 0.25f, 8.0f})},
@@ -398,3 +399,4 @@ TEST_CASE("safetensors runs: a .npy reference against bf16 and f16 safetensors t
         CHECK(report.summary.first_divergence == "b");
     }
 }
+} // TEST_SUITE("io")

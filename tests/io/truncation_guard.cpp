@@ -46,7 +46,8 @@ int in_child(Body body) {
 
 } // namespace
 
-TEST_CASE("truncation_guard_turns_a_read_past_a_truncated_end_into_an_error_naming_the_file") {
+TEST_SUITE("io") {
+TEST_CASE("truncation_guard: turns a read past a truncated end into an error naming the file") {
     REQUIRE(numgap::io::install_truncation_guard());
     CHECK(numgap::io::install_truncation_guard()); // idempotent
     numgap_test::temp_directory scratch;
@@ -75,7 +76,7 @@ TEST_CASE("truncation_guard_turns_a_read_past_a_truncated_end_into_an_error_nami
     CHECK(fresh.intact());
 }
 
-TEST_CASE("truncation_guard_a_cut_inside_the_last_page_is_seen_by_size_without_any_fault") {
+TEST_CASE("truncation_guard: a cut inside the last page is seen by size without any fault") {
     numgap_test::temp_directory scratch;
     const auto path = scratch.write("cut.npy", std::string(page() + 100, 'C'));
     const mapped_file file = mapped_file::open(path);
@@ -84,7 +85,7 @@ TEST_CASE("truncation_guard_a_cut_inside_the_last_page_is_seen_by_size_without_a
     CHECK(contains(error_of([&] { file.check_intact(); }), "was truncated while being read"));
 }
 
-TEST_CASE("truncation_guard_leaves_other_bus_errors_to_the_previous_disposition") {
+TEST_CASE("truncation_guard: leaves other bus errors to the previous disposition") {
     REQUIRE(numgap::io::install_truncation_guard());
     numgap_test::temp_directory scratch;
     const auto path = scratch.write("raw.bin", std::string(2 * page(), 'R'));
@@ -114,3 +115,4 @@ TEST_CASE("truncation_guard_leaves_other_bus_errors_to_the_previous_disposition"
     CHECK(WIFSIGNALED(killed));
     if (WIFSIGNALED(killed)) CHECK(WTERMSIG(killed) == SIGBUS);
 }
+} // TEST_SUITE("io")

@@ -9,7 +9,8 @@
 
 #include <numgap/match/canonical_op.hpp>
 
-TEST_CASE("canonical_op_alias_table_is_sorted_and_unique") {
+TEST_SUITE("match") {
+TEST_CASE("canonical_op: alias table is sorted and unique") {
     const auto& table = numgap::detail::op_alias_table;
     for (std::size_t i = 1; i < table.size(); ++i) {
         INFO("entry " << i << ": " << table[i].alias);
@@ -18,7 +19,7 @@ TEST_CASE("canonical_op_alias_table_is_sorted_and_unique") {
     for (const auto& entry : table) CHECK_FALSE(entry.alias.empty());
 }
 
-TEST_CASE("canonical_op_framework_spellings") {
+TEST_CASE("canonical_op: framework spellings") {
     for (const char* conv : {"aten::conv2d", "aten.convolution.default", "Conv", "CONV_2D", "QLinearConv",
                              "quantized::conv2d", "DEPTHWISE_CONV_2D", "torch.ops.aten.conv2d.default"}) {
         INFO(conv);
@@ -37,7 +38,7 @@ TEST_CASE("canonical_op_framework_spellings") {
     CHECK(numgap::canonical_op("My_Custom-Op") == "mycustomop");
 }
 
-TEST_CASE("canonical_op_families_of_fused_names") {
+TEST_CASE("canonical_op: families of fused names") {
     CHECK(numgap::op_families("Conv+BatchNormalization+Relu") ==
           std::vector<std::string>{"conv+batchnormalization+relu", "conv", "batchnorm", "relu"});
     CHECK(numgap::op_families("conv_bn_relu") == std::vector<std::string>{"convbnrelu", "conv", "batchnorm", "relu"});
@@ -48,7 +49,7 @@ TEST_CASE("canonical_op_families_of_fused_names") {
     CHECK(numgap::op_families("").empty());
 }
 
-TEST_CASE("canonical_op_torch_fx_module_ops_take_the_families_of_their_aten_spellings") {
+TEST_CASE("canonical_op: torch fx module ops take the families of their aten spellings") {
     // examples/torch_capture.py --level module writes module calls as
     // "module:<class>"; the aten level of the same model spells the ops differently.
     const std::vector<std::pair<const char*, const char*>> pairs{
@@ -103,7 +104,7 @@ TEST_CASE("canonical_op_torch_fx_module_ops_take_the_families_of_their_aten_spel
     CHECK(numgap::canonical_op("my_module_op") == "mymoduleop");
 }
 
-TEST_CASE("canonical_op_a_known_op_of_several_words_is_no_fused_name") {
+TEST_CASE("canonical_op: a known op of several words is no fused name") {
     // Before: "adaptive_avg_pool2d" split into {"adaptive", "avgpool"} and
     // counted as a fusion whose first part is no op.
     CHECK(numgap::op_families("aten.adaptive_avg_pool2d.default") == std::vector<std::string>{"avgpool"});
@@ -113,3 +114,4 @@ TEST_CASE("canonical_op_a_known_op_of_several_words_is_no_fused_name") {
     // A fusion of known ops whose joined spelling is also an alias stays one.
     CHECK(numgap::op_families("conv_relu") == std::vector<std::string>{"conv", "conv", "relu"});
 }
+} // TEST_SUITE("match")

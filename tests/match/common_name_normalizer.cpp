@@ -7,7 +7,8 @@
 
 #include <numgap/match/common_name_normalizer.hpp>
 
-TEST_CASE("common_name_normalizer_suffixes_and_separators") {
+TEST_SUITE("match") {
+TEST_CASE("common_name_normalizer: suffixes and separators") {
     const numgap::common_name_normalizer normalize;
     CHECK(normalize("layer1/conv_output_0") == "layer1_conv");
     CHECK(normalize("layer1.conv:0") == "layer1_conv");
@@ -19,7 +20,7 @@ TEST_CASE("common_name_normalizer_suffixes_and_separators") {
     CHECK(numgap::common_name_normalizer{false}("Layer1/Conv") == "layer1_conv");
 }
 
-TEST_CASE("common_name_normalizer_append_to_matches_the_call_operator") {
+TEST_CASE("common_name_normalizer: append to matches the call operator") {
     // match_by_name uses append_to to write keys into one arena: it must
     // produce exactly operator()'s key, and trim/collapse separators only
     // within the appended part, never touching what the buffer held.
@@ -34,7 +35,7 @@ TEST_CASE("common_name_normalizer_append_to_matches_the_call_operator") {
     CHECK(folded == "Keep_layer1_conv");
 }
 
-TEST_CASE("common_name_normalizer_rules_can_be_chosen_one_by_one") {
+TEST_CASE("common_name_normalizer: rules can be chosen one by one") {
     numgap::common_name_normalizer suffixes_only;
     suffixes_only.unify_separators = false;
     CHECK(suffixes_only("layer1/conv@3") == "layer1/conv");
@@ -46,3 +47,4 @@ TEST_CASE("common_name_normalizer_rules_can_be_chosen_one_by_one") {
     numgap::common_name_normalizer case_only{false, false, false};
     CHECK(case_only("Layer1/Conv:0") == "layer1/conv:0");
 }
+} // TEST_SUITE("match")

@@ -5,7 +5,8 @@
 
 #include <numgap/match/default_fusion_rule.hpp>
 
-TEST_CASE("default_fusion_rule_table") {
+TEST_SUITE("match") {
+TEST_CASE("default_fusion_rule: table") {
     const numgap::default_fusion_rule can_fuse;
     CHECK(can_fuse("aten::batch_norm", "CONV_2D"));
     CHECK(can_fuse("aten::relu", "Gemm"));
@@ -16,3 +17,4 @@ TEST_CASE("default_fusion_rule_table") {
     CHECK_FALSE(can_fuse("", "Conv"));
     CHECK_FALSE(can_fuse("aten::relu", ""));
 }
+} // TEST_SUITE("match")

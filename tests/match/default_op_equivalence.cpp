@@ -4,7 +4,8 @@
 
 #include <numgap/match/default_op_equivalence.hpp>
 
-TEST_CASE("default_op_equivalence_table") {
+TEST_SUITE("match") {
+TEST_CASE("default_op_equivalence: table") {
     const numgap::default_op_equivalence equivalent;
     CHECK(equivalent("aten::conv2d", "QLinearConv"));
     CHECK(equivalent("aten::linear", "FULLY_CONNECTED"));
@@ -15,3 +16,4 @@ TEST_CASE("default_op_equivalence_table") {
     CHECK_FALSE(equivalent("aten::relu", "Sigmoid"));
     CHECK_FALSE(equivalent("aten::layer_norm", "ReduceMean"));
 }
+} // TEST_SUITE("match")

@@ -3,7 +3,8 @@
 
 #include <numgap/match/default_passthrough_op.hpp>
 
-TEST_CASE("default_passthrough_op_table") {
+TEST_SUITE("match") {
+TEST_CASE("default_passthrough_op: table") {
     const numgap::default_passthrough_op passthrough;
     for (const char* op :
          {// quantization
@@ -32,3 +33,4 @@ TEST_CASE("default_passthrough_op_table") {
         CHECK_FALSE(passthrough(op));
     }
 }
+} // TEST_SUITE("match")

@@ -39,7 +39,8 @@ struct plain_graph {
 static_assert(!numgap::graph_with_debug_handles<plain_graph>);
 } // namespace
 
-TEST_CASE("match_auto_runs_explicit_handle_name_structure_in_order") {
+TEST_SUITE("match") {
+TEST_CASE("match_auto: runs explicit handle name structure in order") {
     // ref:    x(h0) -> conv(h1) -> bn(h2) -> relu -> fc -> out
     // target: x(h0) -> fused(h1,h2) -> relu -> Gemm' -> out
     //   handles pair x and {conv, bn}->fused; names pair relu; structure
@@ -76,7 +77,7 @@ TEST_CASE("match_auto_runs_explicit_handle_name_structure_in_order") {
         CHECK(result.groups[i - 1].reference_output_node < result.groups[i].reference_output_node);
 }
 
-TEST_CASE("match_auto_on_graph_types_without_handles") {
+TEST_CASE("match_auto: on graph types without handles") {
     plain_graph ref{{{"x", "input", {}}, {"a", "aten::relu", {0}}, {"b", "aten::sigmoid", {1}}}};
     plain_graph tgt{{{"x", "input", {}}, {"a", "Relu", {0}}, {"renamed", "Sigmoid", {1}}}};
     const auto result = numgap::match_auto(ref, tgt);
@@ -86,7 +87,7 @@ TEST_CASE("match_auto_on_graph_types_without_handles") {
     CHECK(group_of(result, 2)->target_nodes == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("match_auto_empty_graphs") {
+TEST_CASE("match_auto: empty graphs") {
     numgap::basic_graph empty;
     const auto result = numgap::match_auto(empty, empty);
     CHECK(result.groups.empty());
@@ -94,7 +95,7 @@ TEST_CASE("match_auto_empty_graphs") {
     CHECK(result.unmatched_target.empty());
 }
 
-TEST_CASE("match_auto_user_strategy_composes") {
+TEST_CASE("match_auto: user strategy composes") {
     // A user strategy is any function returning a match_result from a prior
     // one; auto then works around its groups.
     numgap::basic_graph ref, tgt;
@@ -116,7 +117,7 @@ TEST_CASE("match_auto_user_strategy_composes") {
     CHECK(result.unmatched_target == std::vector<std::size_t>{0});
 }
 
-TEST_CASE("match_auto_handles_and_names_stay_exact_on_random_graphs") {
+TEST_CASE("match_auto: handles and names stay exact on random graphs") {
     // Half the target nodes lose their handles; names are kept (suffixed).
     // Every node with a handle pairs by handle exactly as the ground truth
     // says; every other surviving node pairs by name.
@@ -159,3 +160,4 @@ TEST_CASE("match_auto_handles_and_names_stay_exact_on_random_graphs") {
         CHECK(group_of(result, r) != nullptr);
     }
 }
+} // TEST_SUITE("match")

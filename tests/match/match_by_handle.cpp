@@ -37,7 +37,8 @@ numgap::match_options executorch() {
 }
 } // namespace
 
-TEST_CASE("match_by_handle_fused_runtime_node_and_one_sided_handles") {
+TEST_SUITE("match") {
+TEST_CASE("match_by_handle: fused runtime node and one sided handles") {
     // Reference chain with handles 0, 1, 2, 3; target nodes [2, 3, 1] and [8, 9].
     // ExecuTorch: the runtime node covering {1, 2, 3} is one group with AOT
     // nodes 1, 2, 3; [8, 9] has no AOT counterpart and is dropped; AOT node 0
@@ -59,7 +60,7 @@ TEST_CASE("match_by_handle_fused_runtime_node_and_one_sided_handles") {
     CHECK(result.unmatched_target == std::vector<std::size_t>{1});
 }
 
-TEST_CASE("match_by_handle_executorch_compatible_takes_the_handle_listed_last") {
+TEST_CASE("match_by_handle: executorch compatible takes the handle listed last") {
     // ExecuTorch's map_runtime_aot_intermediate_outputs compares the AOT node
     // whose handle the runtime tuple lists last: (2, 3, 1) -> handle 1.
     const auto ref = chain({{0}, {1}, {2}, {3}}, "aot");
@@ -71,7 +72,7 @@ TEST_CASE("match_by_handle_executorch_compatible_takes_the_handle_listed_last") 
     CHECK(result.groups[0].reference_tensor == "aot1");
 }
 
-TEST_CASE("match_by_handle_decomposition_last_runtime_node_carries_the_value") {
+TEST_CASE("match_by_handle: decomposition last runtime node carries the value") {
     // One AOT op (handle 4) lowered to three runtime ops sharing handle 4:
     // ExecuTorch keeps the last runtime output for that handle.
     const auto ref = chain({{3}, {4}, {5}}, "aot");
@@ -90,7 +91,7 @@ TEST_CASE("match_by_handle_decomposition_last_runtime_node_carries_the_value") {
     }
 }
 
-TEST_CASE("match_by_handle_overlap_is_transitive_many_to_many") {
+TEST_CASE("match_by_handle: overlap is transitive many to many") {
     // Runtime [1, 2] and [2, 3] overlap each other (ExecuTorch merges such
     // overlapping runtime handles into one entry); together with AOT nodes
     // 1, 2, 3 they form one many-to-many group.
@@ -107,7 +108,7 @@ TEST_CASE("match_by_handle_overlap_is_transitive_many_to_many") {
     CHECK(numgap::match_by_handle(ref, tgt, executorch()).groups[0].reference_output_node == 2);
 }
 
-TEST_CASE("match_by_handle_reference_decomposition_takes_the_last_carrier") {
+TEST_CASE("match_by_handle: reference decomposition takes the last carrier") {
     // Several reference nodes share handle 5 (a decomposed AOT op); the
     // ExecuTorch-compatible choice is the topologically last of them.
     const auto ref = chain({{5}, {5}, {6}}, "aot");
@@ -119,7 +120,7 @@ TEST_CASE("match_by_handle_reference_decomposition_takes_the_last_carrier") {
     CHECK(numgap::match_by_handle(ref, tgt).groups[0].reference_output_node == 2);
 }
 
-TEST_CASE("match_by_handle_executorch_fallback_when_the_last_handle_is_target_only") {
+TEST_CASE("match_by_handle: executorch fallback when the last handle is target only") {
     // The target lists 9 last, which no reference node carries: numgap falls
     // back to the previous handle (2) instead of dropping the group.
     const auto ref = chain({{1}, {2}}, "aot");
@@ -131,7 +132,7 @@ TEST_CASE("match_by_handle_executorch_fallback_when_the_last_handle_is_target_on
     CHECK(numgap::match_by_handle(ref, reversed, executorch()).groups[0].reference_output_node == 0);
 }
 
-TEST_CASE("match_by_handle_nodes_without_handles_and_prior_matches_take_no_part") {
+TEST_CASE("match_by_handle: nodes without handles and prior matches take no part") {
     // Node 1 of the reference has no handles; the target node 0 was matched
     // by an earlier strategy, so its handle 0 connects nothing.
     const auto ref = chain({{0}, {}, {2}}, "aot");
@@ -146,7 +147,7 @@ TEST_CASE("match_by_handle_nodes_without_handles_and_prior_matches_take_no_part"
     CHECK(result.groups[1].target_nodes == std::vector<std::size_t>{1});
 }
 
-TEST_CASE("match_by_handle_sparse_and_extreme_handles") {
+TEST_CASE("match_by_handle: sparse and extreme handles") {
     // Handles need not be dense: huge, negative and extreme values take the
     // sort path and group exactly like small ones (dense path above).
     const std::int64_t low = std::numeric_limits<std::int64_t>::min();
@@ -162,7 +163,7 @@ TEST_CASE("match_by_handle_sparse_and_extreme_handles") {
     CHECK(result.groups[2].target_nodes == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("match_by_handle_empty_and_handle_less_graphs") {
+TEST_CASE("match_by_handle: empty and handle less graphs") {
     numgap::basic_graph empty;
     const auto ref = chain({{0}, {1}}, "aot");
     CHECK(numgap::match_by_handle(empty, empty).groups.empty());
@@ -173,13 +174,13 @@ TEST_CASE("match_by_handle_empty_and_handle_less_graphs") {
     CHECK(numgap::match_by_handle(ref, no_handles).groups.empty());
 }
 
-TEST_CASE("match_by_handle_cycle_is_an_error") {
+TEST_CASE("match_by_handle: cycle is an error") {
     auto ref = chain({{0}, {1}}, "aot");
     ref.add_edge(1, 0);
     CHECK_THROWS_WITH_AS(numgap::match_by_handle(ref, ref), doctest::Contains("cycle"), numgap::error);
 }
 
-TEST_CASE("match_by_handle_is_exact_on_random_graphs") {
+TEST_CASE("match_by_handle: is exact on random graphs") {
     // Reference node i carries handle i; a target node carries the handles of
     // every reference node it computes (fused chains: all of them;
     // decomposed layer norms: the same handle on six nodes); inserted no-ops
@@ -210,3 +211,4 @@ TEST_CASE("match_by_handle_is_exact_on_random_graphs") {
         for (auto t : result.unmatched_target) CHECK(pair.target.node(t).debug_handles.empty());
     }
 }
+} // TEST_SUITE("match")

@@ -29,7 +29,8 @@ const numgap::match_group* group_of(const numgap::match_result& result, std::siz
 }
 } // namespace
 
-TEST_CASE("match_by_name_one_to_one") {
+TEST_SUITE("match") {
+TEST_CASE("match_by_name: one to one") {
     numgap::basic_graph ref, tgt;
     ref.add_node("x");
     ref.add_node("conv", "conv", {0});
@@ -57,7 +58,7 @@ TEST_CASE("match_by_name_one_to_one") {
     CHECK(result.unmatched_target == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("match_by_name_with_a_normaliser") {
+TEST_CASE("match_by_name: with a normaliser") {
     numgap::basic_graph ref, tgt;
     ref.add_node("encoder.layer0/attn");
     ref.add_node("encoder.layer0/mlp", "", {0});
@@ -74,7 +75,7 @@ TEST_CASE("match_by_name_with_a_normaliser") {
     CHECK(result.groups[1].target_tensor == "encoder_layer0_mlp@0");
 }
 
-TEST_CASE("match_by_name_explicit_mapping_overrides_names") {
+TEST_CASE("match_by_name: explicit mapping overrides names") {
     numgap::basic_graph ref, tgt;
     ref.add_node("a");
     ref.add_node("b", "", {0});
@@ -92,7 +93,7 @@ TEST_CASE("match_by_name_explicit_mapping_overrides_names") {
     CHECK(result.unmatched_target == std::vector<std::size_t>{1}); // the same-named "b" lost
 }
 
-TEST_CASE("match_by_name_duplicate_names_error_or_skip") {
+TEST_CASE("match_by_name: duplicate names error or skip") {
     numgap::basic_graph ref, tgt;
     ref.add_node("x");
     ref.add_node("conv", "", {0});
@@ -122,7 +123,7 @@ TEST_CASE("match_by_name_duplicate_names_error_or_skip") {
     CHECK_THROWS_WITH_AS(numgap::match_by_name(ref2, tgt, normalised), doctest::Contains("named 'a_b'"), numgap::error);
 }
 
-TEST_CASE("match_by_name_ignores_unnamed_nodes") {
+TEST_CASE("match_by_name: ignores unnamed nodes") {
     numgap::basic_graph ref, tgt;
     ref.add_node("");
     ref.add_node("", "", {0});
@@ -132,7 +133,7 @@ TEST_CASE("match_by_name_ignores_unnamed_nodes") {
     CHECK(result.unmatched_reference.size() == 2);
 }
 
-TEST_CASE("match_by_name_multi_output_node_compares_its_last_output") {
+TEST_CASE("match_by_name: multi output node compares its last output") {
     numgap::basic_graph ref, tgt;
     ref.add_node("x");
     ref.add_node("topk", "aten::topk", {0}, {}, {"topk.values", "topk.indices"});
@@ -145,7 +146,7 @@ TEST_CASE("match_by_name_multi_output_node_compares_its_last_output") {
     CHECK(group->target_tensor == "topk:1");
 }
 
-TEST_CASE("match_by_name_node_without_outputs_has_no_tensor") {
+TEST_CASE("match_by_name: node without outputs has no tensor") {
     numgap::basic_graph ref, tgt;
     ref.add_node("print");
     ref.set_output_keys(0, {});
@@ -156,7 +157,7 @@ TEST_CASE("match_by_name_node_without_outputs_has_no_tensor") {
     CHECK(result.groups[0].target_tensor == "print");
 }
 
-TEST_CASE("match_by_name_empty_graphs") {
+TEST_CASE("match_by_name: empty graphs") {
     numgap::basic_graph empty, one;
     one.add_node("x");
     const auto both_empty = numgap::match_by_name(empty, empty);
@@ -166,7 +167,7 @@ TEST_CASE("match_by_name_empty_graphs") {
     CHECK(one_side.unmatched_reference == std::vector<std::size_t>{0});
 }
 
-TEST_CASE("match_by_name_composes_with_a_prior_result") {
+TEST_CASE("match_by_name: composes with a prior result") {
     numgap::basic_graph ref, tgt;
     ref.add_node("a");
     ref.add_node("b", "", {0});
@@ -195,7 +196,7 @@ TEST_CASE("match_by_name_composes_with_a_prior_result") {
                          doctest::Contains("reference node index 5"), numgap::error);
 }
 
-TEST_CASE("match_by_name_is_exact_on_random_graphs") {
+TEST_CASE("match_by_name: is exact on random graphs") {
     // Target names are "<reference name>_output_0"; fused nodes take the name
     // of their chain's last node. With the normaliser, every surviving name
     // pairs exactly with its counterpart and nothing else pairs.
@@ -224,7 +225,7 @@ TEST_CASE("match_by_name_is_exact_on_random_graphs") {
     }
 }
 
-TEST_CASE("match_by_name_many_equal_names_in_one_bucket") {
+TEST_CASE("match_by_name: many equal names in one bucket") {
     // Forty nodes sharing a name share a hash and so crowd one bucket of the
     // grouping pass (the comparison-sort path): with skip they are all left
     // unmatched, and every unique name around them still pairs with its
@@ -261,7 +262,7 @@ struct computed_names_graph {
 };
 } // namespace
 
-TEST_CASE("match_by_name_copies_output_keys_a_graph_computes_on_the_fly") {
+TEST_CASE("match_by_name: copies output keys a graph computes on the fly") {
     computed_names_graph ref{100};
     numgap::basic_graph tgt;
     for (std::size_t i = 100; i-- > 0;) tgt.add_node(ref.node_name(i), "", {}, {}, {"t" + std::to_string(i)});
@@ -274,7 +275,7 @@ TEST_CASE("match_by_name_copies_output_keys_a_graph_computes_on_the_fly") {
     }
 }
 
-TEST_CASE("match_by_name_large_graphs_group_exactly") {
+TEST_CASE("match_by_name: large graphs group exactly") {
     // Beyond 2^12 hash buckets the grouping runs as two counting passes:
     // 20000 names per side (with a crowd of 40 equal names, and the target
     // in a shuffled index order) must pair exactly as a map from name to
@@ -322,3 +323,4 @@ TEST_CASE("match_by_name_large_graphs_group_exactly") {
     CHECK_THROWS_WITH_AS(numgap::match_by_name(ref, tgt, options), doctest::Contains("two nodes named 'crowd'"),
                          numgap::error);
 }
+} // TEST_SUITE("match")

@@ -38,7 +38,8 @@ bool paired(const numgap::match_result& result, std::size_t r, std::size_t t) {
 }
 } // namespace
 
-TEST_CASE("match_by_structure_renamed_chain_with_inserted_and_deleted_noops") {
+TEST_SUITE("match") {
+TEST_CASE("match_by_structure: renamed chain with inserted and deleted noops") {
     // ref:    x -> conv -> relu -> dropout -> linear
     // target: x' -> Q -> DQ -> Conv -> Transpose -> Relu -> Gemm   (dropout deleted)
     numgap::basic_graph ref, tgt;
@@ -72,7 +73,7 @@ TEST_CASE("match_by_structure_renamed_chain_with_inserted_and_deleted_noops") {
     CHECK(group_of(result, conv)->confidence == doctest::Approx(1.0));
 }
 
-TEST_CASE("match_by_structure_conv_bn_relu_fused_into_one_target_node") {
+TEST_CASE("match_by_structure: conv bn relu fused into one target node") {
     numgap::basic_graph ref, tgt;
     const auto x = add(ref, "x", "input", {}, {1, 3, 8, 8});
     const auto conv = add(ref, "conv", "aten::conv2d", {x}, {1, 8, 8, 8});
@@ -93,7 +94,7 @@ TEST_CASE("match_by_structure_conv_bn_relu_fused_into_one_target_node") {
     CHECK(result.unmatched_reference.empty());
 }
 
-TEST_CASE("match_by_structure_fused_name_absorbs_its_parts_in_order") {
+TEST_CASE("match_by_structure: fused name absorbs its parts in order") {
     // "Conv+Relu" covers conv then relu; the following conv is a new node
     // even though "conv" is also a part of the host's name.
     numgap::basic_graph ref, tgt;
@@ -113,7 +114,7 @@ TEST_CASE("match_by_structure_fused_name_absorbs_its_parts_in_order") {
     CHECK(result.groups[2].target_nodes == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("match_by_structure_refuses_incompatible_ops_and_continues_after_them") {
+TEST_CASE("match_by_structure: refuses incompatible ops and continues after them") {
     // The target replaced sigmoid by an unrelated op; structure must not pair
     // them, and must still pair what follows (never abort on a mismatch).
     numgap::basic_graph ref, tgt;
@@ -132,7 +133,7 @@ TEST_CASE("match_by_structure_refuses_incompatible_ops_and_continues_after_them"
     CHECK(fc->target_nodes == std::vector<std::size_t>{2});
 }
 
-TEST_CASE("match_by_structure_tells_fire_expand_branches_apart_by_the_concat_input_they_feed") {
+TEST_CASE("match_by_structure: tells fire expand branches apart by the concat input they feed") {
     // SqueezeNet Fire module: expand1x1 and expand3x3 have the same op,
     // producer and shape; only the concat's input position tells them apart.
     // The target lists the 3x3 branch first (another valid topological
@@ -163,7 +164,7 @@ TEST_CASE("match_by_structure_tells_fire_expand_branches_apart_by_the_concat_inp
     for (const auto& group : result.groups) CHECK_FALSE(group.ambiguous());
 }
 
-TEST_CASE("match_by_structure_tells_q_k_v_apart_by_where_they_enter_the_attention") {
+TEST_CASE("match_by_structure: tells q k v apart by where they enter the attention") {
     // q enters the score matmul first, k second (behind a transpose), v the
     // second matmul after the softmax. The target lists them v, k, q, and a
     // backend replaced the score matmul by an op nothing recognises: input
@@ -200,7 +201,7 @@ TEST_CASE("match_by_structure_tells_q_k_v_apart_by_where_they_enter_the_attentio
     for (const auto& group : result.groups) CHECK_FALSE(group.ambiguous());
 }
 
-TEST_CASE("match_by_structure_flags_siblings_nothing_tells_apart_as_ambiguous") {
+TEST_CASE("match_by_structure: flags siblings nothing tells apart as ambiguous") {
     // Three projections of one input with no consumers: nothing the matcher
     // knows tells them apart. Each is still paired (a guess, not by target
     // order), ambiguous_with lists the two others, and the confidence is
@@ -229,7 +230,7 @@ TEST_CASE("match_by_structure_flags_siblings_nothing_tells_apart_as_ambiguous") 
     CHECK(group_of(result, 0)->confidence == doctest::Approx(1.0));
 }
 
-TEST_CASE("match_by_structure_flags_both_of_two_symmetric_branches_summed_by_a_commutative_add") {
+TEST_CASE("match_by_structure: flags both of two symmetric branches summed by a commutative add") {
     // x -> a -> add <- b <- x with a and b alike: add's operands may be
     // reordered by a backend, so nothing tells the branches apart. Both
     // pairs are ambiguous (each names the other branch) at half confidence;
@@ -261,7 +262,7 @@ TEST_CASE("match_by_structure_flags_both_of_two_symmetric_branches_summed_by_a_c
     }
 }
 
-TEST_CASE("match_by_structure_anchors_on_prior_groups") {
+TEST_CASE("match_by_structure: anchors on prior groups") {
     // Without anchors, the target input is ambiguous (two inputs); a prior
     // name match pins the right one and structure follows from there.
     numgap::basic_graph ref, tgt;
@@ -278,7 +279,7 @@ TEST_CASE("match_by_structure_anchors_on_prior_groups") {
     CHECK(group_of(result, 0)->strategy == "name");
 }
 
-TEST_CASE("match_by_structure_finds_a_two_op_decomposition_and_continues") {
+TEST_CASE("match_by_structure: finds a two op decomposition and continues") {
     // layer_norm lowered to two non-passthrough ops (a region fed by x with
     // one exit, sub): one decomposed group, and fc after it.
     numgap::basic_graph ref, tgt;
@@ -332,7 +333,7 @@ void check_decomposition(const char* op, Lower lower) {
 }
 } // namespace
 
-TEST_CASE("match_by_structure_finds_decomposed_layer_norm_gelu_softmax_and_linear") {
+TEST_CASE("match_by_structure: finds decomposed layer norm gelu softmax and linear") {
     const numgap::shape_type hidden{1, 4, 8}, reduced{1, 4, 1};
     check_decomposition("aten::layer_norm", [&](numgap::basic_graph& g, std::size_t x) {
         const auto mean = add(g, "mean", "aten::mean.dim", {x}, reduced);
@@ -362,7 +363,7 @@ TEST_CASE("match_by_structure_finds_decomposed_layer_norm_gelu_softmax_and_linea
     });
 }
 
-TEST_CASE("match_by_structure_pairs_linear_with_its_addmm_lowering") {
+TEST_CASE("match_by_structure: pairs linear with its addmm lowering") {
     // linear -> t(weight) + addmm(bias, x, t(weight)): the weight path is a
     // source of the graph, addmm is the matmul family: a plain pair.
     numgap::basic_graph ref, tgt;
@@ -380,7 +381,7 @@ TEST_CASE("match_by_structure_pairs_linear_with_its_addmm_lowering") {
     CHECK(paired(result, 2, 4));
 }
 
-TEST_CASE("match_by_structure_empty_graphs_and_custom_predicates") {
+TEST_CASE("match_by_structure: empty graphs and custom predicates") {
     numgap::basic_graph empty, one;
     add(one, "x", "input", {}, {1});
     CHECK(numgap::match_by_structure(empty, empty).groups.empty());
@@ -424,7 +425,7 @@ quality measure(const numgap_test::synthetic_pair& pair, const numgap::match_res
 }
 } // namespace
 
-TEST_CASE("match_by_structure_recovers_random_graphs") {
+TEST_CASE("match_by_structure: recovers random graphs") {
     // Every node renamed, 15-30% of edges get an inserted no-op (q/dq pair,
     // cast, transpose, reshape), most dropout/identity nodes deleted, most
     // conv+bn(+relu), linear+gelu and add+relu chains fused, target shapes
@@ -455,7 +456,7 @@ TEST_CASE("match_by_structure_recovers_random_graphs") {
     }
 }
 
-TEST_CASE("match_by_structure_pairs_symmetric_siblings_in_shuffled_targets") {
+TEST_CASE("match_by_structure: pairs symmetric siblings in shuffled targets") {
     // The issue's property on graphs whose siblings share producer, op and
     // shape: Fire modules, Inception blocks, q/k/v projections, residual
     // blocks (skip and main path of one shape). Every node renamed, the
@@ -488,7 +489,7 @@ TEST_CASE("match_by_structure_pairs_symmetric_siblings_in_shuffled_targets") {
     }
 }
 
-TEST_CASE("match_by_structure_survives_folded_and_replaced_ops") {
+TEST_CASE("match_by_structure: survives folded and replaced ops") {
     // Harder than the issue's property: on top of the above, 1% of real ops
     // are folded away (no counterpart; consumers rewired to the input) and
     // 1% are replaced by an unrecognised vendor op (no counterpart either).
@@ -523,7 +524,7 @@ TEST_CASE("match_by_structure_survives_folded_and_replaced_ops") {
     }
 }
 
-TEST_CASE("match_by_structure_does_not_cascade_on_the_sweep_seeds_that_used_to") {
+TEST_CASE("match_by_structure: does not cascade on the sweep seeds that used to") {
     // Seeds of the folded/unrecognised-op sweep (README, "By structure":
     // seeds 10001-10080, both families, NHWC on odd seeds) on which one
     // early wrong pair shifted every later repeated block by one: the
@@ -563,7 +564,7 @@ TEST_CASE("match_by_structure_does_not_cascade_on_the_sweep_seeds_that_used_to")
     }
 }
 
-TEST_CASE("match_by_structure_finds_decomposed_layer_norms_in_random_transformers") {
+TEST_CASE("match_by_structure: finds decomposed layer norms in random transformers") {
     // Half the layer norms lowered to ReduceMean, Sub, Pow, ReduceMean,
     // Rsqrt, Mul in shuffled, renamed targets with inserted no-ops: every
     // one is found as one decomposed group holding all its pieces, and
@@ -598,7 +599,7 @@ TEST_CASE("match_by_structure_finds_decomposed_layer_norms_in_random_transformer
     }
 }
 
-TEST_CASE("match_by_structure_bounds_its_work_on_a_huge_fan_out_duplicate_producers_and_empty_ops") {
+TEST_CASE("match_by_structure: bounds its work on a huge fan out duplicate producers and empty ops") {
     // What fuzzed graphs contain: 300 equal consumers of one node, a node
     // listing the same producer twice, ops left empty. Every consumer is
     // paired (a guess among equals: ambiguous, at most 64 equals named) and
@@ -673,7 +674,7 @@ downsample_block make_downsample_block(bool shortcut_first, const char* main_nam
 }
 } // namespace
 
-TEST_CASE("match_by_structure_tells_a_resnet_downsample_shortcut_from_the_main_path_by_its_op_chain") {
+TEST_CASE("match_by_structure: tells a resnet downsample shortcut from the main path by its op chain") {
     // The loose evidence ties c1 and dc; the sequence of ops to the add
     // (bn, relu, conv, bn vs bn) does not. Every pair is right and
     // unambiguous whatever the target's order and whichever name sorts
@@ -700,7 +701,7 @@ TEST_CASE("match_by_structure_tells_a_resnet_downsample_shortcut_from_the_main_p
         }
 }
 
-TEST_CASE("match_by_structure_propagates_ambiguity_to_the_consumers_of_an_ambiguous_pick") {
+TEST_CASE("match_by_structure: propagates ambiguity to the consumers of an ambiguous pick") {
     // Both branches conv -> bn -> add: nothing structural tells them apart.
     // The convs are ambiguous with each other; the batch norms, paired
     // because of that guess, are ambiguous too (each names the other
@@ -734,7 +735,7 @@ TEST_CASE("match_by_structure_propagates_ambiguity_to_the_consumers_of_an_ambigu
         CHECK_FALSE(group_of(result, ref.out)->ambiguous());
     }
 }
-TEST_CASE("match_by_structure_decomposition_does_not_swallow_what_follows_an_unknown_op") {
+TEST_CASE("match_by_structure: decomposition does not swallow what follows an unknown op") {
     // The reference spells its ops in a vocabulary nothing recognises
     // ("MyConvOp"), the target in aten's: a Fire module's squeeze conv
     // finds no compatible candidate. The decomposition finder must not take
@@ -772,7 +773,7 @@ TEST_CASE("match_by_structure_decomposition_does_not_swallow_what_follows_an_unk
     }
 }
 
-TEST_CASE("match_by_structure_decomposition_looks_for_what_follows_r_through_unknown_ops") {
+TEST_CASE("match_by_structure: decomposition looks for what follows r through unknown ops") {
     // x -> r -> u1 -> u2 -> sigmoid -> u3 with r, u1, u2, u3 in a vocabulary
     // nothing recognises; the target spells them conv/relu/conv/conv. The
     // sigmoid, three ops below r but only one recognised op below it, is
@@ -798,3 +799,4 @@ TEST_CASE("match_by_structure_decomposition_looks_for_what_follows_r_through_unk
         CHECK(std::count(group.target_nodes.begin(), group.target_nodes.end(), sigmoid) == 0);
     }
 }
+} // TEST_SUITE("match")

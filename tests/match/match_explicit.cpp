@@ -19,7 +19,8 @@ struct graphs {
 };
 } // namespace
 
-TEST_CASE("match_explicit_pairs_sharing_a_node_form_one_group") {
+TEST_SUITE("match") {
+TEST_CASE("match_explicit: pairs sharing a node form one group") {
     graphs g;
     numgap::match_options options;
     options.explicit_mapping = {{"conv", "fused"}, {"bn", "fused"}, {"relu", "out"}};
@@ -34,7 +35,7 @@ TEST_CASE("match_explicit_pairs_sharing_a_node_form_one_group") {
     CHECK(result.unmatched_reference.empty());
 }
 
-TEST_CASE("match_explicit_bad_entries_throw") {
+TEST_CASE("match_explicit: bad entries throw") {
     graphs g;
     numgap::match_options options;
     options.explicit_mapping = {{"conv", "missing"}};
@@ -62,10 +63,11 @@ TEST_CASE("match_explicit_bad_entries_throw") {
     CHECK(again->where().item == "conv");
 }
 
-TEST_CASE("match_explicit_empty_mapping_matches_nothing") {
+TEST_CASE("match_explicit: empty mapping matches nothing") {
     graphs g;
     const auto result = numgap::match_explicit(g.ref, g.tgt);
     CHECK(result.groups.empty());
     CHECK(result.unmatched_reference.size() == 3);
     CHECK(result.unmatched_target.size() == 2);
 }
+} // TEST_SUITE("match")

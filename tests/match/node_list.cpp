@@ -35,7 +35,8 @@ bool is_inline(const numgap::node_list& nodes) {
 
 } // namespace
 
-TEST_CASE("node_list_default_is_empty_and_inline") {
+TEST_SUITE("match") {
+TEST_CASE("node_list: default is empty and inline") {
     const numgap::node_list nodes;
     CHECK(nodes.empty());
     CHECK(nodes.size() == 0);
@@ -45,14 +46,14 @@ TEST_CASE("node_list_default_is_empty_and_inline") {
     CHECK(nodes == std::vector<std::size_t>{});
 }
 
-TEST_CASE("node_list_is_no_larger_than_a_vector") {
+TEST_CASE("node_list: is no larger than a vector") {
     // The point of the type: a group's node sets cost no more space than
     // vectors and no heap block for small groups.
     CHECK(sizeof(numgap::node_list) <= sizeof(std::vector<std::size_t>));
     CHECK(numgap::node_list::inline_capacity >= 2);
 }
 
-TEST_CASE("node_list_small_lists_stay_inline") {
+TEST_CASE("node_list: small lists stay inline") {
     numgap::node_list nodes{7};
     CHECK(is_inline(nodes));
     nodes.push_back(3);
@@ -64,7 +65,7 @@ TEST_CASE("node_list_small_lists_stay_inline") {
     CHECK(nodes[1] == 3);
 }
 
-TEST_CASE("node_list_grows_past_inline_capacity_keeping_order") {
+TEST_CASE("node_list: grows past inline capacity keeping order") {
     numgap::node_list nodes;
     const auto expected = iota_vector(1000, 5);
     for (std::size_t i = 0; i < expected.size(); ++i) {
@@ -83,7 +84,7 @@ TEST_CASE("node_list_grows_past_inline_capacity_keeping_order") {
     for (std::size_t i = 0; i < nodes.size(); ++i) REQUIRE(nodes.data()[i] == nodes[i]);
 }
 
-TEST_CASE("node_list_equality_with_vectors_either_side") {
+TEST_CASE("node_list: equality with vectors either side") {
     const numgap::node_list nodes{1, 2, 3};
     const std::vector<std::size_t> same{1, 2, 3}, shorter{1, 2}, longer{1, 2, 3, 4}, different{1, 2, 4};
     CHECK(nodes == same);
@@ -97,7 +98,7 @@ TEST_CASE("node_list_equality_with_vectors_either_side") {
     CHECK(numgap::node_list{} != numgap::node_list{0});
 }
 
-TEST_CASE("node_list_ordering_is_lexicographic_like_vector") {
+TEST_CASE("node_list: ordering is lexicographic like vector") {
     const std::vector<std::vector<std::size_t>> samples{{}, {0}, {0, 1}, {0, 1, 2}, {1}, {1, 0}, {2}, {0, 2}};
     for (const auto& a : samples)
         for (const auto& b : samples) {
@@ -117,7 +118,7 @@ TEST_CASE("node_list_ordering_is_lexicographic_like_vector") {
     CHECK(by_nodes.at({2, 3}) == 3);
 }
 
-TEST_CASE("node_list_copies_do_not_share_storage") {
+TEST_CASE("node_list: copies do not share storage") {
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{50}}) {
         CAPTURE(count);
         numgap::node_list original(iota_vector(count));
@@ -134,7 +135,7 @@ TEST_CASE("node_list_copies_do_not_share_storage") {
     }
 }
 
-TEST_CASE("node_list_copy_assignment_between_inline_and_heap") {
+TEST_CASE("node_list: copy assignment between inline and heap") {
     const numgap::node_list small{4, 5}, big(iota_vector(40));
     numgap::node_list target = small;
     target = big; // inline -> heap
@@ -149,7 +150,7 @@ TEST_CASE("node_list_copy_assignment_between_inline_and_heap") {
     CHECK(target == std::vector<std::size_t>{9, 8, 7});
 }
 
-TEST_CASE("node_list_moves_leave_an_empty_reusable_list") {
+TEST_CASE("node_list: moves leave an empty reusable list") {
     SUBCASE("inline") {
         numgap::node_list source{1, 2};
         numgap::node_list moved(std::move(source));
@@ -181,7 +182,7 @@ TEST_CASE("node_list_moves_leave_an_empty_reusable_list") {
     }
 }
 
-TEST_CASE("node_list_converts_to_and_from_vectors_and_ranges") {
+TEST_CASE("node_list: converts to and from vectors and ranges") {
     const std::vector<std::size_t> vector_nodes{3, 1, 2};
     const numgap::node_list nodes = vector_nodes;
     const std::vector<std::size_t> back = nodes;
@@ -192,7 +193,7 @@ TEST_CASE("node_list_converts_to_and_from_vectors_and_ranges") {
     CHECK(from_stream == std::vector<std::size_t>{8, 6, 4, 2});
 }
 
-TEST_CASE("node_list_works_with_algorithms_and_reverse_iteration") {
+TEST_CASE("node_list: works with algorithms and reverse iteration") {
     numgap::node_list nodes{5, 3, 9, 1};
     std::sort(nodes.begin(), nodes.end());
     CHECK(nodes == std::vector<std::size_t>{1, 3, 5, 9});
@@ -204,7 +205,7 @@ TEST_CASE("node_list_works_with_algorithms_and_reverse_iteration") {
     CHECK(sum == 18);
 }
 
-TEST_CASE("node_list_clear_keeps_capacity") {
+TEST_CASE("node_list: clear keeps capacity") {
     numgap::node_list nodes(iota_vector(16));
     const auto capacity = nodes.capacity();
     nodes.clear();
@@ -214,7 +215,7 @@ TEST_CASE("node_list_clear_keeps_capacity") {
     CHECK(nodes == std::vector<std::size_t>{4});
 }
 
-TEST_CASE("match_group_node_sets_accept_vectors_and_lists") {
+TEST_CASE("match group node sets accept vectors and lists") {
     // Code written against the vector-typed fields keeps compiling and
     // behaving the same.
     numgap::match_group group;
@@ -225,3 +226,4 @@ TEST_CASE("match_group_node_sets_accept_vectors_and_lists") {
     CHECK(group.target_nodes.back() == 3);
     CHECK(numgap::kind_of(group.reference_nodes.size(), group.target_nodes.size()) == numgap::match_kind::fused);
 }
+} // TEST_SUITE("match")

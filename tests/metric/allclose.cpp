@@ -5,6 +5,7 @@
 
 using namespace numgap_test;
 
+TEST_SUITE("metric") {
 TEST_CASE("allclose counts elements outside atol + rtol * |r|, numpy defaults, rule == 0") {
     CHECK(numgap::allclose{}.atol == 1e-8);
     CHECK(numgap::allclose{}.rtol == 1e-5);
@@ -75,3 +76,4 @@ TEST_CASE("allclose gives the same value whatever the order of max_rel / psnr_db
         }
     }
 }
+} // TEST_SUITE("metric")

@@ -56,6 +56,7 @@ struct numgap::metric_traits<foreign_distance> {
     }
 };
 
+TEST_SUITE("metric") {
 TEST_CASE("every built-in satisfies numgap::metric, in the documented tier") {
     static_assert(numgap::reduction_metric<numgap::cosine> && numgap::reduction_metric<numgap::atol> &&
                   numgap::reduction_metric<numgap::mse> && numgap::reduction_metric<numgap::max_abs> &&
@@ -85,3 +86,4 @@ TEST_CASE("user types of both tiers and a metric_traits adaptation are metrics; 
     CHECK(results[2].value == 6);
     CHECK(results[3].name == "cosine");
 }
+} // TEST_SUITE("metric")

@@ -7,6 +7,7 @@
 
 using namespace numgap_test;
 
+TEST_SUITE("metric") {
 TEST_CASE("cosine describes itself: higher is better, default rule >= 0.99") {
     static_assert(numgap::reduction_metric<numgap::cosine> && numgap::metric<numgap::cosine>);
     CHECK(numgap::cosine::name == "cosine");
@@ -54,3 +55,4 @@ TEST_CASE("cosine passes at 0.995 and fails at 0.98 under its default rule; an o
     CHECK(result.metrics[0].passed);
     CHECK(result.metrics[0].rule->value == 0.9);
 }
+} // TEST_SUITE("metric")

@@ -79,6 +79,7 @@ void check_against_oracle(const numgap::evaluation& e, const std::vector<float>&
 
 } // namespace
 
+TEST_SUITE("metric") {
 TEST_CASE("every built-in through evaluate() matches the long-double oracle, 0 (every core), 1 and 3 threads") {
     const std::size_t rows = 1501, columns = 200; // 300200 elements: several threads and a ragged end
     const auto pair = make_pair(rows * columns, 11);
@@ -363,3 +364,4 @@ TEST_CASE("add_builtin rejects unknown names listing the valid ones") {
     CHECK(unknown->where().item == "cosin");
     CHECK(set.add_builtin("topk").add_builtin("kl_div").size() == 2);
 }
+} // TEST_SUITE("metric")

@@ -5,6 +5,7 @@
 
 using namespace numgap_test;
 
+TEST_SUITE("metric") {
 TEST_CASE("max_abs is the exact largest |r - t| and is NaN when any difference is NaN") {
     CHECK(evaluate_one<numgap::max_abs>({1, 2, 3}, {1.5f, 2, -1}).value == 4.0);
     CHECK(evaluate_one<numgap::max_abs>({0, 0}, {0, 0}).value == 0.0);
@@ -27,3 +28,4 @@ TEST_CASE("max_rel divides by max(|r|, FLT_MIN) and is NaN when a difference is 
     CHECK(evaluate_one<numgap::max_rel>({0, 1}, {0, 1}).value == 0.0);
     CHECK(std::isnan(evaluate_one<numgap::max_rel>({nan_f, 1}, {0, 1}).value));
 }
+} // TEST_SUITE("metric")

@@ -4,6 +4,11 @@
 #include <random>
 #include <vector>
 
+#include <fstream>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <doctest/doctest.h>
 
 #include <numgap/kernels/scalar_reference.hpp>
@@ -19,6 +24,7 @@ numgap::tensor_view matrix(const std::vector<float>& values, std::int64_t rows, 
 }
 } // namespace
 
+TEST_SUITE("metric") {
 TEST_CASE("kl_div matches the long-double oracle on random logits, rows of the last axis") {
     std::mt19937 generator(3);
     std::normal_distribution<float> normal(0, 3);
@@ -132,10 +138,6 @@ TEST_CASE("kl_div and topk on rows longer than one block match the oracle, whate
 }
 
 #if defined(__linux__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-#include <fstream>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 TEST_CASE("kl_div and topk work in bounded memory on a tensor whose float64 copy would not fit") {
     // One int8 row of 32 Mi elements per side (32 MiB each). A float64 copy of
@@ -171,3 +173,4 @@ TEST_CASE("kl_div and topk work in bounded memory on a tensor whose float64 copy
     CHECK(WEXITSTATUS(status) == 0); // 2: out of memory, as when the row was copied whole
 }
 #endif
+} // TEST_SUITE("metric")

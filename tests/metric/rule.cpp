@@ -10,6 +10,7 @@
 using numgap::comparison;
 using numgap::pass_rule;
 
+TEST_SUITE("metric") {
 TEST_CASE("parse_pass_rule accepts every operator with or without spaces") {
     CHECK(numgap::parse_pass_rule(">=0.99") == pass_rule{comparison::ge, 0.99});
     CHECK(numgap::parse_pass_rule("< 0.1") == pass_rule{comparison::lt, 0.1});
@@ -53,3 +54,4 @@ TEST_CASE("metric_result without a rule passes unless the value is NaN") {
     CHECK_FALSE(numgap::make_metric_result("x", std::nan(""), std::nullopt).passed);
     CHECK_FALSE(numgap::make_metric_result("x", 0.5, pass_rule{comparison::ge, 0.9}).passed);
 }
+} // TEST_SUITE("metric")

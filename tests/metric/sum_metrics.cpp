@@ -12,6 +12,7 @@
 
 using namespace numgap_test;
 
+TEST_SUITE("metric") {
 TEST_CASE("descriptors of the sum-based metrics match the issue's table") {
     CHECK(*numgap::atol::default_rule == numgap::pass_rule{numgap::comparison::lt, 0.1});
     CHECK(*numgap::mse::default_rule == numgap::pass_rule{numgap::comparison::lt, 0.01});
@@ -137,3 +138,4 @@ TEST_CASE("max_rel is NaN, never a finite number, when an infinite reference ele
     t[0] = 2.5f;
     CHECK(evaluate_one<numgap::max_rel>(r, t).value == 0.25);
 }
+} // TEST_SUITE("metric")

@@ -12,6 +12,7 @@
 using numgap::group_status;
 using numgap::test::make_report;
 
+TEST_SUITE("report") {
 TEST_CASE("analyze_report: a fault in norm2 propagating downstream has one origin, norm2") {
     auto report = make_report({{"x", group_status::pass},
                                {"conv1", group_status::pass},
@@ -237,3 +238,4 @@ TEST_CASE("analyze_report: repaired groups are counted; only failing ambiguous g
     CHECK_FALSE(report.groups[0].suspect);
     CHECK(report.summary.suspect_groups.empty());
 }
+} // TEST_SUITE("report")

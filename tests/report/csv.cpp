@@ -63,6 +63,7 @@ std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
 }
 } // namespace
 
+TEST_SUITE("report") {
 TEST_CASE("csv: header has the fixed columns, one column per metric named exactly, then status") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
     report.metric_names = {"cosine", "mse", "snr_db(x,y)"};
@@ -251,3 +252,4 @@ TEST_CASE("csv: an unmatched row has an empty confidence cell, a matched row a n
     CHECK(rows[1][confidence] == "1");
     CHECK(rows[2][confidence].empty());
 }
+} // TEST_SUITE("report")

@@ -20,6 +20,7 @@ std::string line_of(const std::string& dot, const std::string& id) {
 }
 } // namespace
 
+TEST_SUITE("report") {
 TEST_CASE("dot: nodes are coloured by status and labelled with the first thresholded metric") {
     using numgap::group_status;
     auto report = numgap::test::make_report({{"x", group_status::pass},
@@ -115,3 +116,4 @@ TEST_CASE("dot: an ambiguous pairing has a dashed border and says so; a repaired
     CHECK(line_of(dot, "n3").find("error origin") == std::string::npos);
     CHECK(dot.find("legend_ambiguous") != std::string::npos);
 }
+} // TEST_SUITE("report")

@@ -56,7 +56,7 @@ const numgap::io::json_value& json_row(const numgap::io::json_value& report, con
 }
 } // namespace
 
-TEST_CASE("a_truncated_npy_gives_an_error_row_of_kind_format_naming_the_file_in_json_and_csv") {
+TEST_CASE("a truncated npy gives an error row of kind format naming the file in json and csv") {
     numgap_test::temp_directory reference_dir, target_dir;
     const std::vector<float> values{1, 2, 3, 4, 5, 6, 7, 8};
     const std::vector<std::int64_t> shape{8};
@@ -102,7 +102,7 @@ TEST_CASE("a_truncated_npy_gives_an_error_row_of_kind_format_naming_the_file_in_
     CHECK(csv.find(",format," + truncated.string() + ",,") != std::string::npos);
 }
 
-TEST_CASE("every_known_location_part_of_an_error_row_is_written_and_unknown_ones_are_left_out") {
+TEST_CASE("every known location part of an error row is written and unknown ones are left out") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::error}});
     report.groups[0].message = "graph.json:3:7: bad";
     report.groups[0].error_detail = numgap::group_error{numgap::error_kind::schema,

@@ -45,6 +45,7 @@ double read_number(const std::string& token) {
 }
 } // namespace
 
+TEST_SUITE("report") {
 TEST_CASE("json: summary and group keys required by the issue are present") {
     using numgap::group_status;
     auto report = numgap::test::make_report(
@@ -181,3 +182,4 @@ TEST_CASE("json: an unmatched row's confidence is null, a matched row's a number
     REQUIRE(groups[1].find("confidence") != nullptr);
     CHECK(groups[1].find("confidence")->is_null());
 }
+} // TEST_SUITE("report")

@@ -11,6 +11,7 @@
 
 #include "sample_report.hpp"
 
+TEST_SUITE("report") {
 TEST_CASE("model_explorer: results hold every node of compared groups, thresholds follow a >= rule") {
     using numgap::group_status;
     numgap::comparison_report report;
@@ -40,3 +41,4 @@ TEST_CASE("model_explorer: a <= rule makes values up to the threshold green; NaN
     CHECK(json.find("\"conv1\":{\"value\":\"nan\"}") != std::string::npos);
     CHECK(json.find("\"thresholds\":[{\"value\":0.001,\"bgColor\":\"#66bb6a\"},") != std::string::npos);
 }
+} // TEST_SUITE("report")

@@ -10,6 +10,7 @@
 
 #include "sample_report.hpp"
 
+TEST_SUITE("report") {
 TEST_CASE("summary_table: worst first, first divergence and origins called out") {
     using numgap::group_status;
     auto report = numgap::test::make_report({{"conv1", group_status::pass},
@@ -199,3 +200,4 @@ TEST_CASE("summary_table: a run where most dumped reference nodes are unmatched 
     CHECK(table.find("warning:") == std::string::npos);
     CHECK(table.find("unmatched reference nodes (not compared): norm1, relu1, conv2\n") != std::string::npos);
 }
+} // TEST_SUITE("report")

@@ -22,6 +22,7 @@ bool inert(const std::string& text) {
 }
 } // namespace
 
+TEST_SUITE("report") {
 TEST_CASE("terminal_text: C0 controls and DEL become \\xHH") {
     CHECK(numgap::terminal_text("a\x1b[31mred") == "a\\x1b[31mred");
     CHECK(numgap::terminal_text("over\rwrite\n") == "over\\x0dwrite\\x0a");
@@ -84,3 +85,4 @@ TEST_CASE("terminal_width counts columns; clip_to_width cuts at a character boun
     CHECK(numgap::clip_to_width("层层层层层", 7) == "层层...");
     CHECK(numgap::clip_to_width("é é é é é", 6) == "é é...");
 }
+} // TEST_SUITE("report")

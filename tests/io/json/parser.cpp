@@ -22,7 +22,7 @@ numgap::error parse_error(const std::string& text, int max_depth = 256) {
 }
 } // namespace
 
-TEST_CASE("json_parse_errors_are_format_errors_located_at_line_and_column") {
+TEST_CASE("json parse errors are format errors located at line and column") {
     const numgap::error failure = parse_error("{\n  \"a\": 1\n  \"b\": 2\n}");
     CHECK(failure.kind() == numgap::error_kind::format);
     CHECK(failure.where().file == "graph.json");
@@ -37,7 +37,7 @@ TEST_CASE("json_parse_errors_are_format_errors_located_at_line_and_column") {
     CHECK(duplicate.where().column == 10);
 }
 
-TEST_CASE("json_nesting_too_deep_is_a_limit_error") {
+TEST_CASE("json nesting too deep is a limit error") {
     const numgap::error failure = parse_error("[[[]]]", 2);
     CHECK(failure.kind() == numgap::error_kind::limit);
     CHECK(failure.where().line == 1);

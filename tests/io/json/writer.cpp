@@ -13,7 +13,7 @@
 
 TEST_SUITE("io") {
 
-TEST_CASE("json_writer_puts_commas_and_colons_where_they_belong") {
+TEST_CASE("json writer puts commas and colons where they belong") {
     std::string out;
     numgap::io::json_writer json(out);
     json.begin_object();
@@ -27,7 +27,7 @@ TEST_CASE("json_writer_puts_commas_and_colons_where_they_belong") {
     CHECK(out == R"({"a":1,"b":[-2,0.5,true,null,{},[]],"c":{"d":"e","f":false},"g":18446744073709551615})");
 }
 
-TEST_CASE("json_writer_line_break_starts_the_next_token_after_its_comma") {
+TEST_CASE("json writer line break starts the next token after its comma") {
     std::string out;
     numgap::io::json_writer json(out);
     json.begin_object().key("x").integer(1).line_break().key("rows").begin_array();
@@ -37,7 +37,7 @@ TEST_CASE("json_writer_line_break_starts_the_next_token_after_its_comma") {
     CHECK(numgap::io::parse_json(out, "rows.json").find("rows")->as_array().size() == 2);
 }
 
-TEST_CASE("json_writer_escapes_keys_and_strings_and_quotes_non_finite_numbers") {
+TEST_CASE("json writer escapes keys and strings and quotes non finite numbers") {
     std::string out;
     numgap::io::json_writer json(out);
     const std::string hostile("a\"b\\c\n\x01\x7f\xff", 9);
@@ -54,7 +54,7 @@ TEST_CASE("json_writer_escapes_keys_and_strings_and_quotes_non_finite_numbers") 
     CHECK(root.find("third")->as_number() == 1.0 / 3.0);
 }
 
-TEST_CASE("json_writer_is_incomplete_until_every_begin_has_its_end") {
+TEST_CASE("json writer is incomplete until every begin has its end") {
     std::string out;
     numgap::io::json_writer json(out);
     CHECK_FALSE(json.complete());

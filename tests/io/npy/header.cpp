@@ -32,7 +32,7 @@ numgap::error header_error(const std::vector<std::byte>& bytes) {
 }
 } // namespace
 
-TEST_CASE("npy_truncated_data_is_a_format_error_at_the_end_of_the_file") {
+TEST_CASE("npy truncated data is a format error at the end of the file") {
     const std::vector<std::int64_t> shape{2, 3};
     const std::string preamble = numgap::io::detail::npy_preamble(numgap::dtype::float32, shape);
     const numgap::error failure = header_error(npy_bytes(preamble, 20)); // 24 needed
@@ -42,7 +42,7 @@ TEST_CASE("npy_truncated_data_is_a_format_error_at_the_end_of_the_file") {
     CHECK(std::string(failure.what()).find("truncated .npy file") != std::string::npos);
 }
 
-TEST_CASE("npy_header_syntax_errors_are_format_errors_at_their_file_offset") {
+TEST_CASE("npy header syntax errors are format errors at their file offset") {
     std::string preamble = numgap::io::detail::npy_preamble(numgap::dtype::float32, std::vector<std::int64_t>{4});
     const std::size_t key = preamble.find("'fortran_order'");
     REQUIRE(key != std::string::npos);
@@ -53,7 +53,7 @@ TEST_CASE("npy_header_syntax_errors_are_format_errors_at_their_file_offset") {
     CHECK(failure.where().offset == key);
 }
 
-TEST_CASE("npy_unsupported_descr_is_a_dtype_error_naming_descr") {
+TEST_CASE("npy unsupported descr is a dtype error naming descr") {
     std::string preamble = numgap::io::detail::npy_preamble(numgap::dtype::float32, std::vector<std::int64_t>{4});
     const std::size_t descr = preamble.find("<f4");
     REQUIRE(descr != std::string::npos);
@@ -64,14 +64,14 @@ TEST_CASE("npy_unsupported_descr_is_a_dtype_error_naming_descr") {
     CHECK(failure.where().file == "run/b.npy");
 }
 
-TEST_CASE("npy_shape_overflowing_64_bits_is_a_limit_error") {
+TEST_CASE("npy shape overflowing 64 bits is a limit error") {
     const std::vector<std::int64_t> shape{std::int64_t(1) << 40, std::int64_t(1) << 40};
     const numgap::error failure = header_error(npy_bytes(numgap::io::detail::npy_preamble(numgap::dtype::float32, shape), 0));
     CHECK(failure.kind() == numgap::error_kind::limit);
     CHECK(failure.where().item == "shape");
 }
 
-TEST_CASE("npy_missing_magic_is_a_format_error_in_the_file") {
+TEST_CASE("npy missing magic is a format error in the file") {
     const numgap::error failure = header_error(npy_bytes("not a numpy file at all", 0));
     CHECK(failure.kind() == numgap::error_kind::format);
     CHECK(failure.where().file == "run/b.npy");

@@ -41,6 +41,7 @@ double one_minus_cosine(const numgap::kernels::pair_moments& m) {
 
 } // namespace
 
+TEST_SUITE("kernels") {
 TEST_CASE("fused kernel meets the issue's accuracy bounds at n = 1e7 on every available arch") {
     // The target is the reference plus a small relative perturbation, so
     // 1 - cosine is ~5e-7: the regime where naive 1 - dot/(|r||t|) is useless.
@@ -237,3 +238,4 @@ TEST_CASE("per-side statistics from the fused loop's sums meet 1e-7 on both side
         }
     }
 }
+} // TEST_SUITE("kernels")

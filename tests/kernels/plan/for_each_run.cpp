@@ -151,6 +151,7 @@ std::vector<float> reference_values(std::size_t n, unsigned seed) {
 
 } // namespace
 
+TEST_SUITE("kernels") {
 TEST_CASE("run_f32 equals block_f32 on the converted values, bit for bit, every arch, dtype, length and orientation") {
     const std::size_t lengths[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049, 4100};
     const unsigned all_features = numgap::kernels::kernel_feature::side_statistics | numgap::kernels::kernel_feature::closeness;
@@ -301,3 +302,4 @@ TEST_CASE("accumulate_plan reads in place and agrees with the converting block p
         }
     }
 }
+} // TEST_SUITE("kernels")

@@ -15,6 +15,7 @@
 #include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
 
+TEST_SUITE("kernels") {
 TEST_CASE("contiguous pairs coalesce to one flat dimension and are handed over zero-copy") {
     std::vector<float> r(3 * 4 * 1000), t(r.size());
     std::iota(r.begin(), r.end(), 0.0f);
@@ -238,3 +239,4 @@ TEST_CASE("bool bytes other than 0 and 1 read as true, contiguous and strided") 
     CHECK(strided[1] == 1.0f); // byte 2
     CHECK(strided[2] == 0.0f);
 }
+} // TEST_SUITE("kernels")

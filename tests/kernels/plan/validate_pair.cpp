@@ -31,6 +31,7 @@ void expect_error(const numgap::tensor_view& r, const numgap::tensor_view& t, co
 
 } // namespace
 
+TEST_SUITE("kernels") {
 TEST_CASE("mismatched shapes after axis_order name both tensors and both shapes") {
     const auto r = named(numgap::tensor_view(data.data(), {2, 3, 4}), "conv1");
     expect_error(r, named(numgap::tensor_view(data.data(), {2, 4, 3}), "conv1_npu"), "'conv1'", "[2, 4, 3]");
@@ -130,3 +131,4 @@ TEST_CASE("data not aligned for its dtype is refused, naming the tensor and the 
     const numgap::tensor_view bytes(misaligned, numgap::dtype::uint8, {3});
     CHECK_NOTHROW(numgap::validate_view(bytes));
 }
+} // TEST_SUITE("kernels")

@@ -20,6 +20,7 @@ std::uint64_t fold_bytes(const std::vector<unsigned char>& bytes) {
 }
 } // namespace
 
+TEST_SUITE("kernels") {
 TEST_CASE("read_two_streams folds every byte of both buffers on every available arch") {
     for (const auto& table : numgap::kernels::available_kernels()) {
         const std::string_view arch = table.arch_name;
@@ -42,3 +43,4 @@ TEST_CASE("read_two_streams folds every byte of both buffers on every available 
         }
     }
 }
+} // TEST_SUITE("kernels")

@@ -15,6 +15,7 @@
 #include <numgap/kernels/dispatch/dispatch.hpp>
 #include <numgap/kernels/source/transpose_tile.hpp>
 
+TEST_SUITE("kernels") {
 TEST_CASE("transpose_f32 transposes exactly, edges included, on every available arch") {
     const float sentinel = std::bit_cast<float>(0x7fa5a5a5u); // a signalling NaN pattern nothing else uses
     for (const auto& table : numgap::kernels::available_kernels()) {
@@ -48,3 +49,4 @@ TEST_CASE("transpose_f32 transposes exactly, edges included, on every available 
         }
     }
 }
+} // TEST_SUITE("kernels")

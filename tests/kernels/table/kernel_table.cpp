@@ -18,6 +18,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 }
 } // namespace
 
+TEST_SUITE("kernels") {
 TEST_CASE("widen_f32 matches the portable conversions bit for bit on every available arch") {
     const std::size_t n = 65536 + 3; // every 16-bit pattern plus a ragged tail
     std::vector<std::uint16_t> bits(n);
@@ -72,3 +73,4 @@ TEST_CASE("widen_f32 float16 keeps finite lanes exact when NaNs share their vect
         }
     }
 }
+} // TEST_SUITE("kernels")
