@@ -13,6 +13,8 @@
 #include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/metric.hpp>
 
+#include "../../core/caught_error.hpp"
+
 namespace {
 
 const std::vector<float> data(24, 1.0f);
@@ -130,5 +132,33 @@ TEST_CASE("data not aligned for its dtype is refused, naming the tensor and the 
     // One-byte dtypes are aligned everywhere.
     const numgap::tensor_view bytes(misaligned, numgap::dtype::uint8, {3});
     CHECK_NOTHROW(numgap::validate_view(bytes));
+}
+
+TEST_CASE("validation errors carry a kind and the tensor's name") {
+    using numgap::error_kind;
+    const auto kind_of = [](auto&& action) {
+        const auto failure = numgap_test::caught_error(action);
+        REQUIRE(failure.has_value());
+        return *failure;
+    };
+    const auto r = named(numgap::tensor_view(data.data(), {2, 3, 4}), "conv1");
+    const auto shape_failure =
+        kind_of([&] { numgap::validate_pair(r, named(numgap::tensor_view(data.data(), {6, 4}), "conv1_npu")); });
+    CHECK(shape_failure.kind() == error_kind::shape);
+    CHECK(shape_failure.where().item == "conv1");
+
+    const auto empty_failure = kind_of([&] { numgap::validate_view(named(numgap::tensor_view(data.data(), {0}), "e")); });
+    CHECK(empty_failure.kind() == error_kind::shape);
+    CHECK(empty_failure.where().item == "e");
+
+    auto scaled = named(numgap::tensor_view(data.data(), {24}), "f");
+    scaled.with_quantization(numgap::quantization::per_tensor(0.5f));
+    const auto dtype_failure = kind_of([&] { numgap::validate_view(scaled); });
+    CHECK(dtype_failure.kind() == error_kind::dtype);
+    CHECK(dtype_failure.where().item == "f");
+
+    float out[3];
+    const auto copy_failure = kind_of([&] { numgap::copy_as_float(r, std::span<float>(out, 3)); });
+    CHECK(copy_failure.kind() == error_kind::usage);
 }
 } // TEST_SUITE("kernels")

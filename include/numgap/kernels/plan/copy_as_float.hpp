@@ -20,8 +20,10 @@ namespace numgap {
 inline void copy_as_float(const tensor_view& view, std::span<float> out) {
     validate_view(view);
     if (std::int64_t(out.size()) != view.size())
-        throw error("cannot copy " + view.describe() + " (" + std::to_string(view.size()) +
-                    " elements) into a buffer of " + std::to_string(out.size()) + " floats");
+        throw error(error_kind::usage,
+                    "cannot copy " + view.describe() + " (" + std::to_string(view.size()) +
+                        " elements) into a buffer of " + std::to_string(out.size()) + " floats",
+                    error_location::of_item(std::string(view.name())));
     const kernels::pair_plan plan = kernels::make_pair_plan(view, view);
     // Gathered position by position range rather than through for_each_block,
     // whose blocks leave reference order for transposed layouts.

@@ -48,50 +48,67 @@ inline bool known_dtype(dtype type) noexcept {
 inline void validate_view(const tensor_view& view, std::string_view role = {}) {
     // Built only when an error is thrown: this runs on every evaluate() call.
     const auto who_text = [&] { return (role.empty() ? std::string() : std::string(role) + " ") + view.describe(); };
+    const auto where = [&] { return error_location::of_item(std::string(view.name())); };
     if (!detail::known_dtype(view.type()))
-        throw error(who_text() + " has an unknown dtype code " + std::to_string(int(view.type())));
+        throw error(error_kind::dtype, who_text() + " has an unknown dtype code " + std::to_string(int(view.type())),
+                    where());
     if (view.size() == 0)
-        throw error(who_text() + " is empty (shape " + detail::format_list(view.shape()) +
-                    "); there is nothing to compare");
-    if (view.data() == nullptr) throw error(who_text() + " has no data (null pointer)");
+        throw error(error_kind::shape,
+                    who_text() + " is empty (shape " + detail::format_list(view.shape()) + "); there is nothing to compare",
+                    where());
+    if (view.data() == nullptr) throw error(error_kind::usage, who_text() + " has no data (null pointer)", where());
     if (reinterpret_cast<std::uintptr_t>(view.data()) % size_of(view.type()) != 0)
-        throw error(who_text() + " has data at an address not aligned for " + std::string(name_of(view.type())) +
-                    " (" + std::to_string(size_of(view.type())) + " bytes); copy it into aligned storage first");
+        throw error(error_kind::usage,
+                    who_text() + " has data at an address not aligned for " + std::string(name_of(view.type())) +
+                        " (" + std::to_string(size_of(view.type())) + " bytes); copy it into aligned storage first",
+                    where());
     if (view.has_axis_order()) {
         bool seen[max_rank] = {};
         for (const std::int8_t axis : view.axis_order()) {
             if (axis < 0 || axis >= view.rank() || seen[axis])
-                throw error(who_text() + " has axis_order " + detail::format_list(view.axis_order()) +
-                            ", which is not a permutation of 0.." + std::to_string(view.rank() - 1));
+                throw error(error_kind::shape,
+                            who_text() + " has axis_order " + detail::format_list(view.axis_order()) +
+                                ", which is not a permutation of 0.." + std::to_string(view.rank() - 1),
+                            where());
             seen[axis] = true;
         }
     }
     if (!view.is_quantized()) return;
     const quantization& q = view.quant();
     if (!is_integer(view.type()))
-        throw error(who_text() + " carries quantization parameters but has dtype " +
-                    std::string(name_of(view.type())) + "; only integer dtypes can be quantized");
+        throw error(error_kind::dtype,
+                    who_text() + " carries quantization parameters but has dtype " +
+                        std::string(name_of(view.type())) + "; only integer dtypes can be quantized",
+                    where());
     auto check_scale = [&](float scale, const std::string& label) {
         if (!std::isfinite(scale) || scale == 0.0f)
-            throw error(who_text() + " has quantization " + label + " " + std::to_string(scale) +
-                        "; a scale must be finite and non-zero");
+            throw error(error_kind::schema,
+                        who_text() + " has quantization " + label + " " + std::to_string(scale) +
+                            "; a scale must be finite and non-zero",
+                        where());
     };
     if (!q.per_channel()) {
         check_scale(q.scale, "scale");
         return;
     }
     if (q.axis < 0 || q.axis >= view.rank())
-        throw error(who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) +
-                    ", out of range for rank " + std::to_string(view.rank()));
+        throw error(error_kind::shape,
+                    who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) +
+                        ", out of range for rank " + std::to_string(view.rank()),
+                    where());
     const std::int64_t channels = view.shape(q.axis);
     if (std::int64_t(q.scales.size()) != channels)
-        throw error(who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) +
-                    " with " + std::to_string(q.scales.size()) + " scales, but that axis has " +
-                    std::to_string(channels) + " elements");
+        throw error(error_kind::shape,
+                    who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) + " with " +
+                        std::to_string(q.scales.size()) + " scales, but that axis has " + std::to_string(channels) +
+                        " elements",
+                    where());
     if (!q.zero_points.empty() && std::int64_t(q.zero_points.size()) != channels)
-        throw error(who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) +
-                    " with " + std::to_string(q.zero_points.size()) +
-                    " zero points, but that axis has " + std::to_string(channels) + " elements");
+        throw error(error_kind::shape,
+                    who_text() + " has per-channel quantization along axis " + std::to_string(q.axis) + " with " +
+                        std::to_string(q.zero_points.size()) + " zero points, but that axis has " +
+                        std::to_string(channels) + " elements",
+                    where());
     for (std::size_t c = 0; c < q.scales.size(); ++c)
         if (!std::isfinite(q.scales[c]) || q.scales[c] == 0.0f) check_scale(q.scales[c], "scale[" + std::to_string(c) + "]");
 }
@@ -111,16 +128,20 @@ inline void validate_pair(const tensor_view& reference, const tensor_view& targe
                         detail::format_list(view.axis_order()) + ")";
             return text;
         };
-        throw error("reference " + reference.describe() + " has shape " + logical(reference, reference_shape) +
-                    " but target " + target.describe() + " has shape " + logical(target, target_shape) +
-                    " in reference order (" + std::to_string(reference.size()) + " vs " +
-                    std::to_string(target.size()) + " elements)");
+        throw error(error_kind::shape,
+                    "reference " + reference.describe() + " has shape " + logical(reference, reference_shape) +
+                        " but target " + target.describe() + " has shape " + logical(target, target_shape) +
+                        " in reference order (" + std::to_string(reference.size()) + " vs " +
+                        std::to_string(target.size()) + " elements)",
+                    error_location::of_item(std::string(reference.name())));
     }
     if ((reference.type() == dtype::boolean) != (target.type() == dtype::boolean))
-        throw error("cannot compare reference " + reference.describe() + " (" +
-                    std::string(name_of(reference.type())) + ") with target " + target.describe() +
-                    " (" + std::string(name_of(target.type())) +
-                    "): a bool tensor can only be compared with another bool tensor");
+        throw error(error_kind::dtype,
+                    "cannot compare reference " + reference.describe() + " (" +
+                        std::string(name_of(reference.type())) + ") with target " + target.describe() + " (" +
+                        std::string(name_of(target.type())) +
+                        "): a bool tensor can only be compared with another bool tensor",
+                    error_location::of_item(std::string(reference.name())));
 }
 
 } // namespace numgap
