@@ -182,7 +182,7 @@ TEST_CASE("etdump runs: a safetensors target against an ETDump reference; event 
     const auto report = numgap::compare_runs(numgap::run_graph(reference), numgap::run_graph(target), reference, target,
                                              with_max_abs());
     REQUIRE(report.groups.size() == 2);
-    CHECK(group_of(report, "z_first")->dtype_reference == "bfloat16");
+    CHECK(group_of(report, "z_first")->dtype_reference == numgap::dtype::bfloat16);
     CHECK(metric_of(report, "z_first", "max_abs") == 0.25);
     CHECK(metric_of(report, "a_second", "max_abs") == 2.0);
     CHECK(report.summary.failed == 2);
