@@ -12,8 +12,9 @@
 //     (integers as scale * float(q - zero_point)), element by element through
 //     widen_one, which compilers vectorise.
 //   widen_one(value, scale, zero_point): that conversion of one element.
-//   transpose_block_width(tag): the side of the in-register transpose block
-//     (1: none, transpose_tile.hpp uses its scalar loop).
+//   transpose_block_width(tag) / transpose_block(tag, ...): the side of the
+//     in-register transpose block and the block itself (1 here: one element;
+//     transpose_tile.hpp then uses its scalar loop throughout).
 //   widen_float16_vectors(tag, source, n, out): how many float16 elements the
 //     hardware converted (0 here: the caller converts them all).
 // Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
@@ -71,6 +72,9 @@ xsimd::batch<float, Arch> widen_to_float32(xsimd::generic, const Stored* p, floa
 
 constexpr std::size_t transpose_block_width(xsimd::generic) noexcept { return 1; }
 constexpr std::size_t transpose_block_width(scalar_arch) noexcept { return 1; }
+// A block of one element, so every architecture has a transpose_block.
+inline void transpose_block(xsimd::generic, const float* in, std::int64_t, float* out, std::int64_t) noexcept { *out = *in; }
+inline void transpose_block(scalar_arch, const float* in, std::int64_t, float* out, std::int64_t) noexcept { *out = *in; }
 
 inline std::size_t widen_float16_vectors(xsimd::generic, const float16*, std::size_t, float*) noexcept { return 0; }
 inline std::size_t widen_float16_vectors(scalar_arch, const float16*, std::size_t, float*) noexcept { return 0; }
