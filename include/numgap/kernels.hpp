@@ -8,6 +8,8 @@
 #include <numgap/kernels/entry_points.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
 
+#include <numgap/kernels/isa.hpp>
+
 #include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/stored_run.hpp>

@@ -30,14 +30,11 @@
 #include <numgap/kernels/fused/fused_kernel.hpp>
 #include <numgap/kernels/fused/kernel_options.hpp>
 #include <numgap/kernels/fused/pair_moments.hpp>
+#include <numgap/kernels/isa.hpp>
 #include <numgap/kernels/plan/stored_run.hpp>
 #include <numgap/kernels/source/kernel_source.hpp>
 #include <numgap/kernels/source/read_two_streams.hpp>
 #include <numgap/kernels/source/transpose_tile.hpp>
-
-#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
-#include <immintrin.h>
-#endif
 
 namespace numgap::kernels {
 
@@ -91,54 +88,13 @@ void run_entry(const stored_run& reference, const stored_run& target, std::size_
     }
 }
 
-// Hardware float16 conversion of whole vectors; returns how many elements it
-// converted (a multiple of the vector width; the caller converts the rest).
-template <class Arch>
-std::size_t widen_float16_hardware([[maybe_unused]] const float16* source, [[maybe_unused]] std::size_t n,
-                                   [[maybe_unused]] float* out) noexcept {
-    [[maybe_unused]] auto portable = [&](std::size_t from, std::size_t count) {
-        for (std::size_t k = from; k < from + count; ++k) out[k] = to_float(source[k]);
-    };
-#if defined(__AVX512F__)
-    if constexpr (std::is_base_of_v<xsimd::avx512f, Arch>) {
-        const __m256i magnitude_mask = _mm256_set1_epi16(0x7fff), infinity = _mm256_set1_epi16(0x7c00);
-        std::size_t i = 0;
-        for (; i + 16 <= n; i += 16) {
-            const __m256i halves = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(source + i));
-            // Magnitudes stay below 0x8000, so the signed compare is exact.
-            const __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(halves, magnitude_mask), infinity);
-            if (_mm256_testz_si256(nan, nan))
-                _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(__mmask16(0xFFFF), halves)); // maskz: see simd_lanes.hpp
-            else
-                portable(i, 16); // vcvtph2ps would set the quiet bit of a signalling NaN
-        }
-        return i;
-    }
-#endif
-#if defined(__F16C__) && defined(__AVX__)
-    if constexpr (std::is_base_of_v<xsimd::avx, Arch>) {
-        const __m128i magnitude_mask = _mm_set1_epi16(0x7fff), infinity = _mm_set1_epi16(0x7c00);
-        std::size_t i = 0;
-        for (; i + 8 <= n; i += 8) {
-            const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + i));
-            const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(halves, magnitude_mask), infinity);
-            if (_mm_movemask_epi8(nan) == 0)
-                _mm256_storeu_ps(out + i, _mm256_cvtph_ps(halves));
-            else
-                portable(i, 8);
-        }
-        return i;
-    }
-#endif
-    return 0;
-}
-
 template <class Arch, class Source>
 void widen_typed(const Source* source, std::size_t n, bool quantized, float scale, std::int32_t zero_point,
                  float* out) noexcept {
     std::size_t i = 0;
     if constexpr (std::is_same_v<Source, float16>) {
-        i = widen_float16_hardware<Arch>(source, n, out);
+        // Hardware conversion of whole vectors without a NaN; the rest here.
+        i = isa::widen_float16_vectors(Arch{}, source, n, out);
         for (; i < n; ++i) out[i] = to_float(source[i]);
     } else {
         if (!quantized) {

@@ -1,0 +1,83 @@
+#pragma once
+// The portable forms of the per-instruction-set operations (kernels/isa.hpp):
+// overloads on xsimd::generic, the base of every xsimd architecture, and on
+// scalar_arch. A call passes the architecture tag (Arch{}); an overload for a
+// more derived tag in x86_sse2.hpp / x86_avx2.hpp / x86_avx512.hpp, when the
+// translation unit's flags declare it, is a better match and wins, so any
+// architecture without one (NEON, plain AVX for widening, SVE) lands here.
+//   vector_registers(tag): registers the kernels may plan accumulators for.
+//   multiply_add / lane_max / lane_min / reduce_sum: xsimd's operations.
+//   widen_to_float32<Arch>(tag, p, scale, zero_point): one vector of float32
+//     from `width` stored float16 / bfloat16 / 8- and 16-bit integers
+//     (integers as scale * float(q - zero_point)), element by element through
+//     widen_one, which compilers vectorise.
+//   widen_one(value, scale, zero_point): that conversion of one element.
+//   transpose_block_width(tag) / transpose_block(tag, ...): the side of the
+//     in-register transpose block and the block itself (1 here: one element;
+//     transpose_tile.hpp then uses its scalar loop throughout).
+//   widen_float16_vectors(tag, source, n, out): how many float16 elements the
+//     hardware converted (0 here: the caller converts them all).
+// Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include <numgap/core/half.hpp>
+#include <numgap/core/isa_namespace.hpp>
+#include <numgap/kernels/isa/register_barrier.hpp>
+#include <numgap/kernels/scalar_arch.hpp>
+
+namespace numgap::kernels::detail::isa {
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
+
+// 32 vector registers (AVX-512, NEON64) hold four accumulator sets of six
+// sums plus temporaries; x86_sse2.hpp and x86_avx2.hpp say 16.
+constexpr int vector_registers(xsimd::generic) noexcept { return 32; }
+
+template <class Arch, class T>
+xsimd::batch<T, Arch> multiply_add(xsimd::generic, const xsimd::batch<T, Arch>& a, const xsimd::batch<T, Arch>& b,
+                                   const xsimd::batch<T, Arch>& c) noexcept {
+    return xsimd::fma(a, b, c);
+}
+template <class Arch, class T>
+xsimd::batch<T, Arch> lane_max(xsimd::generic, const xsimd::batch<T, Arch>& a, const xsimd::batch<T, Arch>& b) noexcept {
+    return xsimd::max(a, b);
+}
+template <class Arch, class T>
+xsimd::batch<T, Arch> lane_min(xsimd::generic, const xsimd::batch<T, Arch>& a, const xsimd::batch<T, Arch>& b) noexcept {
+    return xsimd::min(a, b);
+}
+template <class Arch, class T>
+double reduce_sum(xsimd::generic, const xsimd::batch<T, Arch>& x) noexcept {
+    return double(xsimd::hadd(x));
+}
+
+template <class Stored>
+float widen_one(Stored value, float scale, std::int32_t zero_point) noexcept {
+    if constexpr (std::is_same_v<Stored, float16> || std::is_same_v<Stored, bfloat16>)
+        return keep_rounded(to_float(value));
+    else
+        return keep_rounded(scale * float(std::int32_t(value) - zero_point));
+}
+
+template <class Arch, class Stored>
+xsimd::batch<float, Arch> widen_to_float32(xsimd::generic, const Stored* p, float scale, std::int32_t zero_point) noexcept {
+    constexpr std::size_t width = xsimd::batch<float, Arch>::size;
+    alignas(64) float values[width]; // not std::array: its members are shared symbols
+    for (std::size_t k = 0; k < width; ++k) values[k] = widen_one(p[k], scale, zero_point);
+    return xsimd::batch<float, Arch>::load_aligned(values);
+}
+
+constexpr std::size_t transpose_block_width(xsimd::generic) noexcept { return 1; }
+constexpr std::size_t transpose_block_width(scalar_arch) noexcept { return 1; }
+// A block of one element, so every architecture has a transpose_block.
+inline void transpose_block(xsimd::generic, const float* in, std::int64_t, float* out, std::int64_t) noexcept { *out = *in; }
+inline void transpose_block(scalar_arch, const float* in, std::int64_t, float* out, std::int64_t) noexcept { *out = *in; }
+
+inline std::size_t widen_float16_vectors(xsimd::generic, const float16*, std::size_t, float*) noexcept { return 0; }
+inline std::size_t widen_float16_vectors(scalar_arch, const float16*, std::size_t, float*) noexcept { return 0; }
+
+} // namespace NUMGAP_ISA_NAMESPACE
+} // namespace numgap::kernels::detail::isa

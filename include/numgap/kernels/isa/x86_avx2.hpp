@@ -1,0 +1,92 @@
+#pragma once
+// AVX / AVX2 / F16C forms of the per-instruction-set operations
+// (kernels/isa.hpp), for xsimd::avx and the architectures derived from it
+// (AVX2, FMA3 on AVX and AVX2). Each operation is declared only when the
+// translation unit's flags include the extensions it uses; the rest fall back
+// to generic.hpp.
+//   vector_registers (AVX): 16 (ymm0-15), as SSE2.
+//   transpose_block (AVX): 8x8 float32 block (unpack, shuffle, permute2f128).
+//   widen_float16_vectors (AVX + F16C): 8 float16 per vcvtph2ps, except
+//     vectors holding a NaN, converted portably so NaN payloads stay
+//     bit-identical (vcvtph2ps sets the quiet bit of a signalling NaN).
+//   widen_to_float32 (AVX2; float16 also needs F16C): one vector of 8 float32
+//     by zero/sign-extending loads (vpmovzx/vpmovsx) or vcvtph2ps.
+// Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
+#include <numgap/kernels/isa/generic.hpp>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+
+namespace numgap::kernels::detail::isa {
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
+
+constexpr int vector_registers(xsimd::avx) noexcept { return 16; }
+
+constexpr std::size_t transpose_block_width(xsimd::avx) noexcept { return 8; }
+
+inline void transpose_block(xsimd::avx, const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) noexcept {
+    __m256 rows[8], pairs[8], quads[8];
+    for (int i = 0; i < 8; ++i) rows[i] = _mm256_loadu_ps(in + i * in_stride);
+    for (int i = 0; i < 4; ++i) {
+        pairs[2 * i] = _mm256_unpacklo_ps(rows[2 * i], rows[2 * i + 1]);
+        pairs[2 * i + 1] = _mm256_unpackhi_ps(rows[2 * i], rows[2 * i + 1]);
+    }
+    for (int g = 0; g < 2; ++g) {
+        quads[4 * g] = _mm256_shuffle_ps(pairs[4 * g], pairs[4 * g + 2], _MM_SHUFFLE(1, 0, 1, 0));
+        quads[4 * g + 1] = _mm256_shuffle_ps(pairs[4 * g], pairs[4 * g + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        quads[4 * g + 2] = _mm256_shuffle_ps(pairs[4 * g + 1], pairs[4 * g + 3], _MM_SHUFFLE(1, 0, 1, 0));
+        quads[4 * g + 3] = _mm256_shuffle_ps(pairs[4 * g + 1], pairs[4 * g + 3], _MM_SHUFFLE(3, 2, 3, 2));
+    }
+    for (int m = 0; m < 4; ++m) {
+        _mm256_storeu_ps(out + m * out_stride, _mm256_permute2f128_ps(quads[m], quads[4 + m], 0x20));
+        _mm256_storeu_ps(out + (4 + m) * out_stride, _mm256_permute2f128_ps(quads[m], quads[4 + m], 0x31));
+    }
+}
+
+#if defined(__F16C__)
+inline std::size_t widen_float16_vectors(xsimd::avx, const float16* source, std::size_t n, float* out) noexcept {
+    const __m128i magnitude_mask = _mm_set1_epi16(0x7fff), infinity = _mm_set1_epi16(0x7c00);
+    std::size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i halves = _mm_loadu_si128(reinterpret_cast<const __m128i*>(source + i));
+        // Magnitudes stay below 0x8000, so the signed compare is exact.
+        const __m128i nan = _mm_cmpgt_epi16(_mm_and_si128(halves, magnitude_mask), infinity);
+        if (_mm_movemask_epi8(nan) == 0)
+            _mm256_storeu_ps(out + i, _mm256_cvtph_ps(halves));
+        else
+            for (std::size_t k = i; k < i + 8; ++k) out[k] = to_float(source[k]);
+    }
+    return i;
+}
+
+template <class Arch>
+xsimd::batch<float, Arch> widen_to_float32(xsimd::avx2, const float16* p, float, std::int32_t) noexcept {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+#endif
+
+#if defined(__AVX2__)
+template <class Arch, class Stored>
+    requires(!std::is_same_v<Stored, float16>)
+xsimd::batch<float, Arch> widen_to_float32(xsimd::avx2, const Stored* p, float scale, std::int32_t zero_point) noexcept {
+    if constexpr (std::is_same_v<Stored, bfloat16>) {
+        return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));
+    } else {
+        __m256i q;
+        if constexpr (std::is_same_v<Stored, std::uint8_t>)
+            q = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+        else if constexpr (std::is_same_v<Stored, std::int8_t>)
+            q = _mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+        else if constexpr (std::is_same_v<Stored, std::uint16_t>)
+            q = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        else
+            q = _mm256_cvtepi16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        const __m256 shifted = _mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(zero_point)));
+        return _mm256_mul_ps(_mm256_set1_ps(scale), shifted);
+    }
+}
+#endif
+
+} // namespace NUMGAP_ISA_NAMESPACE
+} // namespace numgap::kernels::detail::isa
+#endif

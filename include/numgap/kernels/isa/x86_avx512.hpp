@@ -1,0 +1,154 @@
+#pragma once
+// AVX-512 forms of the per-instruction-set operations (kernels/isa.hpp), for
+// xsimd::avx512f and the architectures derived from it (CD, DQ, BW).
+// Declared only when the translation unit is compiled with AVX-512F.
+//   vector_registers: 32 (zmm0-31), as generic.hpp; four accumulator sets.
+//   multiply_add: the intrinsic, because xsimd 8.1's fma on AVX-512 batches
+//     is not emitted as a fused instruction by clang 14.
+//   lane_max / lane_min / reduce_sum, and every AVX-512 intrinsic here, use
+//     the zero-masking forms with a full mask: GCC 12's plain forms of these
+//     (and of conversions, shifts and unpacks) pass _mm512_undefined_*() as
+//     the unused merge source, which -Wall reports as "used uninitialized"
+//     (GCC bug 105593, fixed in GCC 13) in every program that includes numgap
+//     with -march=native; the maskz forms emit the same instructions.
+//   reduce_sum: halves to 256, then 128 bits, then shuffles; rounding in
+//     float is bounded by log2(16) ulps of a chunk sum, which the float64
+//     accumulation across chunks keeps negligible.
+//   widen_to_float32: 16 float16 (vcvtph2ps), bfloat16 or 8/16-bit integers
+//     (vpmovzx/vpmovsx) to one vector of float32.
+//   widen_float16_vectors: 16 float16 per vcvtph2ps, except vectors holding a
+//     NaN, converted portably (vcvtph2ps would quiet a signalling NaN).
+//   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements.
+// Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
+#include <numgap/kernels/isa/generic.hpp>
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+namespace numgap::kernels::detail::isa {
+inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
+
+inline constexpr __mmask16 all_16_lanes = 0xFFFF;
+inline constexpr __mmask8 all_8_lanes = 0xFF;
+inline constexpr __mmask8 low_4_lanes = 0xF;
+
+constexpr int vector_registers(xsimd::avx512f) noexcept { return 32; }
+
+template <class Arch>
+xsimd::batch<float, Arch> multiply_add(xsimd::avx512f, const xsimd::batch<float, Arch>& a, const xsimd::batch<float, Arch>& b,
+                                       const xsimd::batch<float, Arch>& c) noexcept {
+    return _mm512_fmadd_ps(a, b, c);
+}
+template <class Arch>
+xsimd::batch<double, Arch> multiply_add(xsimd::avx512f, const xsimd::batch<double, Arch>& a,
+                                        const xsimd::batch<double, Arch>& b, const xsimd::batch<double, Arch>& c) noexcept {
+    return _mm512_fmadd_pd(a, b, c);
+}
+
+template <class Arch>
+xsimd::batch<float, Arch> lane_max(xsimd::avx512f, const xsimd::batch<float, Arch>& a, const xsimd::batch<float, Arch>& b) noexcept {
+    return _mm512_maskz_max_ps(all_16_lanes, a, b);
+}
+template <class Arch>
+xsimd::batch<double, Arch> lane_max(xsimd::avx512f, const xsimd::batch<double, Arch>& a, const xsimd::batch<double, Arch>& b) noexcept {
+    return _mm512_maskz_max_pd(all_8_lanes, a, b);
+}
+template <class Arch>
+xsimd::batch<float, Arch> lane_min(xsimd::avx512f, const xsimd::batch<float, Arch>& a, const xsimd::batch<float, Arch>& b) noexcept {
+    return _mm512_maskz_min_ps(all_16_lanes, a, b);
+}
+template <class Arch>
+xsimd::batch<double, Arch> lane_min(xsimd::avx512f, const xsimd::batch<double, Arch>& a, const xsimd::batch<double, Arch>& b) noexcept {
+    return _mm512_maskz_min_pd(all_8_lanes, a, b);
+}
+
+template <class Arch>
+double reduce_sum(xsimd::avx512f, const xsimd::batch<float, Arch>& x) noexcept {
+    const __m512d bits = _mm512_castps_pd(x);
+    const __m256 halves = _mm256_add_ps(_mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(low_4_lanes, bits, 0)),
+                                        _mm256_castpd_ps(_mm512_maskz_extractf64x4_pd(low_4_lanes, bits, 1)));
+    __m128 quarter = _mm_add_ps(_mm256_castps256_ps128(halves), _mm256_extractf128_ps(halves, 1));
+    quarter = _mm_add_ps(quarter, _mm_movehl_ps(quarter, quarter));
+    quarter = _mm_add_ss(quarter, _mm_shuffle_ps(quarter, quarter, 1));
+    return double(_mm_cvtss_f32(quarter));
+}
+template <class Arch>
+double reduce_sum(xsimd::avx512f, const xsimd::batch<double, Arch>& x) noexcept {
+    const __m256d halves = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(low_4_lanes, x, 0),
+                                         _mm512_maskz_extractf64x4_pd(low_4_lanes, x, 1));
+    const __m128d quarter = _mm_add_pd(_mm256_castpd256_pd128(halves), _mm256_extractf128_pd(halves, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(quarter, _mm_unpackhi_pd(quarter, quarter)));
+}
+
+template <class Arch, class Stored>
+xsimd::batch<float, Arch> widen_to_float32(xsimd::avx512f, const Stored* p, float scale, std::int32_t zero_point) noexcept {
+    if constexpr (std::is_same_v<Stored, float16>)
+        return _mm512_maskz_cvtph_ps(all_16_lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+    else if constexpr (std::is_same_v<Stored, bfloat16>)
+        return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(
+            all_16_lanes, _mm512_maskz_cvtepu16_epi32(all_16_lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))), 16));
+    else {
+        __m512i q;
+        if constexpr (std::is_same_v<Stored, std::uint8_t>)
+            q = _mm512_maskz_cvtepu8_epi32(all_16_lanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        else if constexpr (std::is_same_v<Stored, std::int8_t>)
+            q = _mm512_maskz_cvtepi8_epi32(all_16_lanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+        else if constexpr (std::is_same_v<Stored, std::uint16_t>)
+            q = _mm512_maskz_cvtepu16_epi32(all_16_lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        else
+            q = _mm512_maskz_cvtepi16_epi32(all_16_lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+        const __m512 shifted = _mm512_maskz_cvtepi32_ps(all_16_lanes, _mm512_sub_epi32(q, _mm512_set1_epi32(zero_point)));
+        return _mm512_mul_ps(_mm512_set1_ps(scale), shifted);
+    }
+}
+
+inline std::size_t widen_float16_vectors(xsimd::avx512f, const float16* source, std::size_t n, float* out) noexcept {
+    const __m256i magnitude_mask = _mm256_set1_epi16(0x7fff), infinity = _mm256_set1_epi16(0x7c00);
+    std::size_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256i halves = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(source + i));
+        // Magnitudes stay below 0x8000, so the signed compare is exact.
+        const __m256i nan = _mm256_cmpgt_epi16(_mm256_and_si256(halves, magnitude_mask), infinity);
+        if (_mm256_testz_si256(nan, nan))
+            _mm512_storeu_ps(out + i, _mm512_maskz_cvtph_ps(all_16_lanes, halves));
+        else
+            for (std::size_t k = i; k < i + 16; ++k) out[k] = to_float(source[k]);
+    }
+    return i;
+}
+
+constexpr std::size_t transpose_block_width(xsimd::avx512f) noexcept { return 16; }
+
+inline void transpose_block(xsimd::avx512f, const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) noexcept {
+    __m512 rows[16], pairs[16];
+    for (int i = 0; i < 16; ++i) rows[i] = _mm512_loadu_ps(in + i * in_stride);
+    for (int i = 0; i < 8; ++i) {
+        pairs[2 * i] = _mm512_maskz_unpacklo_ps(all_16_lanes, rows[2 * i], rows[2 * i + 1]);
+        pairs[2 * i + 1] = _mm512_maskz_unpackhi_ps(all_16_lanes, rows[2 * i], rows[2 * i + 1]);
+    }
+    // Now each 128-bit lane k of quads[4g + m] holds rows 4g..4g+3 of column 4k+m.
+    __m512 quads[16];
+    for (int g = 0; g < 4; ++g) {
+        const __m512d p0 = _mm512_castps_pd(pairs[4 * g]), p1 = _mm512_castps_pd(pairs[4 * g + 1]),
+                      p2 = _mm512_castps_pd(pairs[4 * g + 2]), p3 = _mm512_castps_pd(pairs[4 * g + 3]);
+        quads[4 * g] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all_8_lanes, p0, p2));
+        quads[4 * g + 1] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all_8_lanes, p0, p2));
+        quads[4 * g + 2] = _mm512_castpd_ps(_mm512_maskz_unpacklo_pd(all_8_lanes, p1, p3));
+        quads[4 * g + 3] = _mm512_castpd_ps(_mm512_maskz_unpackhi_pd(all_8_lanes, p1, p3));
+    }
+    // Transpose the 4x4 grid of 128-bit lanes for each m.
+    for (int m = 0; m < 4; ++m) {
+        const __m512 low01 = _mm512_maskz_shuffle_f32x4(all_16_lanes, quads[m], quads[4 + m], 0x44);
+        const __m512 high01 = _mm512_maskz_shuffle_f32x4(all_16_lanes, quads[m], quads[4 + m], 0xEE);
+        const __m512 low23 = _mm512_maskz_shuffle_f32x4(all_16_lanes, quads[8 + m], quads[12 + m], 0x44);
+        const __m512 high23 = _mm512_maskz_shuffle_f32x4(all_16_lanes, quads[8 + m], quads[12 + m], 0xEE);
+        _mm512_storeu_ps(out + (0 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, low01, low23, 0x88));
+        _mm512_storeu_ps(out + (4 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, low01, low23, 0xDD));
+        _mm512_storeu_ps(out + (8 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, high01, high23, 0x88));
+        _mm512_storeu_ps(out + (12 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, high01, high23, 0xDD));
+    }
+}
+
+} // namespace NUMGAP_ISA_NAMESPACE
+} // namespace numgap::kernels::detail::isa
+#endif

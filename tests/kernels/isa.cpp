@@ -1,0 +1,187 @@
+// Pins the per-instruction-set operations (numgap/kernels/isa.hpp) of this
+// translation unit's architecture (native_arch) against their portable forms
+// in isa/generic.hpp, called with the xsimd::generic tag: widening every
+// stored type (extremes, zero points, scales) bit for bit, the transpose block,
+// float16 conversion keeping a signalling NaN's payload, and multiply-add,
+// max, min and sum of a vector against exact per-lane results (not against
+// xsimd::max / min / hadd: on AVX-512 those trip GCC 12's -Wmaybe-uninitialized
+// false positive, see isa/x86_avx512.hpp). Also checks that overload resolution picks the
+// family's form (block widths, register counts). The dispatch units' AVX2 and
+// AVX-512 forms are pinned through their kernel tables (tests/kernels/fused,
+// tests/kernels/table, tests/kernels/source).
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <numgap/core/half.hpp>
+#include <numgap/kernels/isa.hpp>
+#include <numgap/kernels/scalar_arch.hpp>
+
+namespace {
+
+using numgap::kernels::native_arch;
+namespace isa = numgap::kernels::detail::isa;
+constexpr bool has_simd = !std::is_same_v<native_arch, numgap::kernels::scalar_arch>;
+
+template <class Stored>
+Stored from_bits(std::uint16_t bits) {
+    Stored value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+}
+
+// Every stored value a vector of `width` can hold, cycled: extremes first.
+template <class Stored>
+std::vector<Stored> sample_values(std::size_t count) {
+    std::vector<Stored> values(count);
+    for (std::size_t k = 0; k < count; ++k) {
+        if constexpr (std::is_same_v<Stored, numgap::float16> || std::is_same_v<Stored, numgap::bfloat16>) {
+            // Finite patterns of both signs, subnormals and infinities; no NaN
+            // (vcvtph2ps may quiet it, which kernel_source.hpp allows).
+            static constexpr std::uint16_t float16_bits[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x3c00, 0xc000, 0x7bff, 0xfbff,
+                                                             0x7c00, 0xfc00, 0x3555, 0x0400, 0x1234, 0xabcd, 0x5a5a, 0x2001};
+            static constexpr std::uint16_t bfloat16_bits[] = {0x0000, 0x8000, 0x0001, 0x807f, 0x3f80, 0xc000, 0x7f7f, 0xff7f,
+                                                              0x7f80, 0xff80, 0x3eab, 0x0080, 0x1234, 0xabcd, 0x5a5a, 0x4049};
+            values[k] = from_bits<Stored>(std::is_same_v<Stored, numgap::float16> ? float16_bits[k % 16] : bfloat16_bits[k % 16]);
+        } else {
+            const std::int64_t lowest = std::numeric_limits<Stored>::lowest(), highest = std::numeric_limits<Stored>::max();
+            const std::int64_t span = highest - lowest + 1;
+            values[k] = Stored(lowest + std::int64_t((k * 7919u + (k % 3 == 0 ? 0u : span - 1)) % std::uint64_t(span)));
+        }
+    }
+    return values;
+}
+
+template <class Stored>
+void check_widening(float scale, std::int32_t zero_point) {
+    using batch = xsimd::batch<float, native_arch>;
+    constexpr std::size_t width = batch::size;
+    const std::vector<Stored> stored = sample_values<Stored>(4 * width);
+    for (std::size_t offset = 0; offset + width <= stored.size(); offset += width / 2 + 1) {
+        alignas(64) float specific[width], portable[width];
+        isa::widen_to_float32<native_arch>(native_arch{}, stored.data() + offset, scale, zero_point).store_aligned(specific);
+        isa::widen_to_float32<native_arch>(xsimd::generic{}, stored.data() + offset, scale, zero_point).store_aligned(portable);
+        for (std::size_t k = 0; k < width; ++k) {
+            CAPTURE(offset + k);
+            CHECK(std::bit_cast<std::uint32_t>(specific[k]) == std::bit_cast<std::uint32_t>(portable[k]));
+            CHECK(std::bit_cast<std::uint32_t>(portable[k]) ==
+                  std::bit_cast<std::uint32_t>(isa::widen_one(stored[offset + k], scale, zero_point)));
+        }
+    }
+}
+
+} // namespace
+
+TEST_SUITE("kernels") {
+TEST_CASE("isa: the family's overloads are the ones chosen for native_arch") {
+    if constexpr (std::is_base_of_v<xsimd::avx512f, native_arch>) {
+        CHECK(isa::transpose_block_width(native_arch{}) == 16);
+        CHECK(isa::vector_registers(native_arch{}) == 32);
+    } else if constexpr (std::is_base_of_v<xsimd::avx, native_arch>) {
+        CHECK(isa::transpose_block_width(native_arch{}) == 8);
+        CHECK(isa::vector_registers(native_arch{}) == 16);
+    } else if constexpr (std::is_base_of_v<xsimd::sse2, native_arch>) {
+        CHECK(isa::transpose_block_width(native_arch{}) == 4);
+        CHECK(isa::vector_registers(native_arch{}) == 16);
+    } else {
+        CHECK(isa::transpose_block_width(native_arch{}) == 1);
+    }
+    CHECK(isa::transpose_block_width(numgap::kernels::scalar_arch{}) == 1);
+    CHECK(isa::transpose_block_width(xsimd::generic{}) == 1);
+}
+
+TEST_CASE("isa: widen_to_float32 equals the portable widening bit for bit for every stored type") {
+    if constexpr (has_simd) {
+        check_widening<numgap::float16>(1.0f, 0);
+        check_widening<numgap::bfloat16>(1.0f, 0);
+        for (const auto& [scale, zero_point] : {std::pair<float, std::int32_t>{1.0f, 0}, {0.0371f, 128}, {3.5e-3f, -77},
+                                                {1.0e30f, 1 << 24}, {-2.5f, -(1 << 24)}}) {
+            CAPTURE(scale);
+            CAPTURE(zero_point);
+            check_widening<std::int8_t>(scale, zero_point);
+            check_widening<std::uint8_t>(scale, zero_point);
+            check_widening<std::int16_t>(scale, zero_point);
+            check_widening<std::uint16_t>(scale, zero_point);
+        }
+    }
+}
+
+TEST_CASE("isa: transpose_block moves a whole block exactly") {
+    if constexpr (has_simd) {
+        constexpr std::size_t width = isa::transpose_block_width(native_arch{});
+        if constexpr (width > 1) {
+            const std::int64_t in_stride = std::int64_t(width) + 3, out_stride = std::int64_t(width) + 5;
+            std::vector<float> in(width * std::size_t(in_stride)), out(width * std::size_t(out_stride), -1.0f);
+            for (std::size_t k = 0; k < in.size(); ++k) in[k] = std::bit_cast<float>(std::uint32_t(0x7f800001u + k)); // NaN payloads
+            isa::transpose_block(native_arch{}, in.data(), in_stride, out.data(), out_stride);
+            for (std::size_t i = 0; i < width; ++i)
+                for (std::size_t j = 0; j < width; ++j)
+                    CHECK(std::bit_cast<std::uint32_t>(out[j * std::size_t(out_stride) + i]) ==
+                          std::bit_cast<std::uint32_t>(in[i * std::size_t(in_stride) + j]));
+            CHECK(out[width] == -1.0f); // the padding between rows is untouched
+        }
+    }
+}
+
+TEST_CASE("isa: widen_float16_vectors converts whole vectors and keeps a signalling NaN's payload") {
+    std::vector<numgap::float16> halves(70);
+    for (std::size_t k = 0; k < halves.size(); ++k) halves[k] = from_bits<numgap::float16>(std::uint16_t(0x3c00 + 17 * k));
+    halves[20] = from_bits<numgap::float16>(0x7d01); // signalling NaN
+    std::vector<float> out(halves.size(), 0.0f);
+    const std::size_t converted = isa::widen_float16_vectors(native_arch{}, halves.data(), halves.size(), out.data());
+    CHECK(converted <= halves.size());
+    CHECK(isa::widen_float16_vectors(xsimd::generic{}, halves.data(), halves.size(), out.data()) == 0);
+    if constexpr (std::is_base_of_v<xsimd::avx512f, native_arch>)
+        CHECK(converted == 64);
+#if defined(__F16C__)
+    if constexpr (std::is_base_of_v<xsimd::avx, native_arch> && !std::is_base_of_v<xsimd::avx512f, native_arch>)
+        CHECK(converted == 64);
+#endif
+    for (std::size_t k = 0; k < converted; ++k) {
+        CAPTURE(k);
+        CHECK(std::bit_cast<std::uint32_t>(out[k]) == std::bit_cast<std::uint32_t>(numgap::to_float(halves[k])));
+    }
+}
+
+TEST_CASE("isa: multiply_add, lane_max, lane_min and reduce_sum give the exact per-lane results") {
+    if constexpr (has_simd) {
+        for (const bool wide : {false, true}) {
+            auto run = [&](auto zero) {
+                using T = decltype(zero);
+                using batch = xsimd::batch<T, native_arch>;
+                alignas(64) T a_values[batch::size], b_values[batch::size], c_values[batch::size];
+                for (std::size_t k = 0; k < batch::size; ++k) {
+                    a_values[k] = T(0.5) + T(k) * T(0.25);
+                    b_values[k] = T(3) - T(k);
+                    c_values[k] = T(k % 3) - T(1);
+                }
+                const batch a = batch::load_aligned(a_values), b = batch::load_aligned(b_values), c = batch::load_aligned(c_values);
+                alignas(64) T fused[batch::size], largest[batch::size], smallest[batch::size];
+                isa::multiply_add(native_arch{}, a, b, c).store_aligned(fused);
+                isa::lane_max(native_arch{}, a, b).store_aligned(largest);
+                isa::lane_min(native_arch{}, a, b).store_aligned(smallest);
+                for (std::size_t k = 0; k < batch::size; ++k) {
+                    CAPTURE(k);
+                    CHECK(fused[k] == a_values[k] * b_values[k] + c_values[k]); // exact: quarters times small integers
+                    CHECK(largest[k] == (a_values[k] > b_values[k] ? a_values[k] : b_values[k]));
+                    CHECK(smallest[k] == (a_values[k] < b_values[k] ? a_values[k] : b_values[k]));
+                }
+                CHECK(xsimd::all(isa::multiply_add(native_arch{}, a, b, c) == isa::multiply_add(xsimd::generic{}, a, b, c)));
+                // Exact in any order: small integers and quarters.
+                CHECK(isa::reduce_sum(native_arch{}, a) ==
+                      double(batch::size) * 0.5 + 0.25 * double(batch::size * (batch::size - 1)) / 2);
+                CHECK(isa::reduce_sum(native_arch{}, b) == double(3 * batch::size) - double(batch::size * (batch::size - 1)) / 2);
+            };
+            if (wide) run(double{});
+            else run(float{});
+        }
+    }
+}
+}
