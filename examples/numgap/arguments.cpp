@@ -89,6 +89,22 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
         else if (flag == "--overlay")
             parsed.overlay = std::filesystem::path(take_value());
+        else if (flag == "--qnn-net-json")
+            parsed.reading.qnn_net_json = take_value();
+        else if (flag == "--raw-dtype") {
+            const std::string name = take_value();
+            parsed.reading.raw_dtype = numgap::parse_dtype(name);
+            if (!parsed.reading.raw_dtype)
+                throw usage_error{"--raw-dtype must be a numgap dtype (float32, float16, bfloat16, uint8, ...), not '" +
+                                  name + "'"};
+        }
+        else if (flag == "--raw-layout") {
+            const std::string layout = take_value();
+            if (layout == "nhwc") parsed.reading.raw_tensor_layout = numgap::io::raw_layout::nhwc;
+            else if (layout == "nchw") parsed.reading.raw_tensor_layout = numgap::io::raw_layout::nchw;
+            else if (layout == "as-reference") parsed.reading.raw_tensor_layout = numgap::io::raw_layout::as_reference;
+            else throw usage_error{"--raw-layout must be nhwc, nchw or as-reference, not '" + layout + "'"};
+        }
         else
             throw usage_error{"unknown option '" + std::string(flag) + "'"};
     }

@@ -28,6 +28,7 @@ inline constexpr std::string_view usage_text =
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
     "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
     "                 [--debug-buffer FILE] [--reference-debug-buffer FILE]\n"
+    "                 [--qnn-net-json FILE] [--raw-dtype DTYPE] [--raw-layout nhwc|nchw|as-reference]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
@@ -38,6 +39,13 @@ inline constexpr std::string_view usage_text =
     "  An ExecuTorch ETDump is a run too (FILE#run=N picks one of several runs, 0-based):\n"
     "  --debug-buffer FILE            the debug buffer holding the target ETDump's tensors\n"
     "  --reference-debug-buffer FILE  the same for a reference ETDump\n"
+    "  A qnn-net-run output folder (*.raw files or Result_N folders, no graph.json) is a run\n"
+    "  too (DIR#N picks Result_N; default Result_0). Its headerless files take dtype and shape\n"
+    "  from --overlay, else from the converter's model JSON, else from the matched reference:\n"
+    "  --qnn-net-json FILE     the QNN converter's <model>_net.json (dims, data type, NHWC, scale/offset)\n"
+    "  --raw-dtype DTYPE       dtype of undescribed .raw files (default float32)\n"
+    "  --raw-layout L          nhwc (default): the reference's NCHW shape stored channels-last;\n"
+    "                          nchw or as-reference: the reference's own shape\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
@@ -88,7 +96,7 @@ struct compare_arguments {
     std::string map;
     std::vector<std::string> name_rules;
     numgap::repair_mode repair = numgap::repair_mode::on;
-    numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib
+    numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib, --qnn-net-json, --raw-*
     std::string reference_debug_buffer, target_debug_buffer; // ETDump runs' --*debug-buffer
     std::optional<std::filesystem::path> overlay; // --overlay: graph.json for container runs
 };

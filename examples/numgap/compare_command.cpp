@@ -107,9 +107,11 @@ numgap::io::run_directory open_run(const std::string& path, const std::string& d
 
 int run_compare(const compare_arguments& arguments) {
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
-    // --overlay describes the runs that are files; a directory has its own graph.json.
+    // --overlay describes the runs that are files and QNN raw folders; a run
+    // directory has its own graph.json.
     const auto overlay_for = [&](const std::string& run) {
-        return std::filesystem::is_directory(run) ? std::nullopt : arguments.overlay;
+        const bool own_graph = std::filesystem::is_directory(run) && !numgap::io::qnn_raw_source::looks_like(run);
+        return own_graph ? std::nullopt : arguments.overlay;
     };
     auto reference_run = open_run(arguments.reference, arguments.reference_debug_buffer, "--reference-debug-buffer",
                                   arguments.reading, overlay_for(arguments.reference));

@@ -25,6 +25,8 @@
 #include <numgap/io/open_run_source.hpp>
 #include <numgap/io/polygraphy_json.hpp>
 #include <numgap/io/polygraphy_source.hpp>
+#include <numgap/io/qnn_net_json.hpp>
+#include <numgap/io/qnn_raw_source.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>

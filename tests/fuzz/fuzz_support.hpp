@@ -109,8 +109,8 @@ inline void read_every_element(const tensor_view& view) {
 
 // Opens `path` as a run and reads every tensor of it; a tensor that cannot be
 // loaded is refused on its own, so one bad key does not hide the others.
-inline void load_every_tensor(const std::filesystem::path& path) {
-    const io::run_directory run = io::run_directory::open(path);
+inline void load_every_tensor(const std::filesystem::path& path, const io::read_policy& policy = {}) {
+    const io::run_directory run = io::run_directory::open(path, policy);
     for (const std::string& key : run.keys()) {
         try {
             read_every_element(run.load(key).view());

@@ -329,6 +329,20 @@ def main():
     ]))
     write("etdump", "plain.etdp", etdump([("r", [et_event(("tensor", et_tensor(7, [1], 0)), name="d")])],
                                          size_prefixed=False))
+    # QNN model JSON: the fuzz target's raw folder holds empty.raw (0 bytes),
+    # t.raw (1), x.raw (12) and conv_out.raw (48).
+    def qnn(tensors):
+        return json.dumps({"model.cpp": "m.cpp", "graph": {"nodes": {}, "tensors": tensors}}, indent=1).encode()
+    write("qnn_net_json", "float_nhwc.json", qnn({
+        "x": {"id": 0, "dims": [1, 1, 1, 3], "data_type": 562, "axis_format": "NHWC", "src_axis_format": "NCHW"},
+        "conv/out": {"dims": [1, 2, 2, 3], "data_type": "QNN_DATATYPE_FLOAT_32", "axis_format": "NHWC"},
+        "empty": {"dims": [0, 3], "data_type": 534}}))
+    write("qnn_net_json", "quantized.json", qnn({
+        "t": {"dims": [1], "data_type": 1032, "axis_format": "ANY",
+              "quant_params": {"definition": 1, "encoding": 0, "scale_offset": {"scale": 0.5, "offset": -128}}},
+        "x": {"dims": [12], "data_type": 776, "quant_params": {"scale_offset": {"scale": 0.25, "offset": 3}}},
+        "conv_out": {"dims": [3, 4], "data_type": 1032, "quant_params": {"scale_offset": {"scale": 1.0, "offset": 0}}}}))
+
     # A name that every writer must escape: formula lead, ESC, NUL, CR/LF, bidi
     # override, quote, comma, backslash.
     hostile = '=cmd|"a,b"\\\x1b[31m\x00\r\n\u202eend'

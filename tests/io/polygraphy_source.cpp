@@ -72,7 +72,7 @@ TEST_CASE("polygraphy runs: detected by content, runner and iteration chosen by 
             .string();
     CHECK(run_directory::open(safetensors).keys() == std::vector<std::string>{"x"});
     CHECK(contains(error_of([&] { (void)run_directory::open(safetensors + "#r"); }),
-                   "is neither a Polygraphy JSON nor an ETDump"));
+                   "is neither a Polygraphy JSON, an ETDump nor a QNN raw output folder"));
     CHECK(contains(error_of([&] { (void)run_directory::open(dir / "missing.json#r"); }), "does not exist"));
     const std::string other = dir.write("other.json", R"({"nodes": []})").string();
     CHECK(contains(error_of([&] { (void)run_directory::open(other); }),

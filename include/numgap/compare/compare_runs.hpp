@@ -135,7 +135,9 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
     }
     try {
         auto reference = fetch_tensor(reference_source, row.reference_tensor);
-        auto target = fetch_tensor(target_source, row.target_tensor);
+        // The target may take its dtype and shape from the reference (a QNN raw folder).
+        auto target = reference ? fetch_tensor_like(target_source, row.target_tensor, view_of(*reference))
+                                : fetch_tensor(target_source, row.target_tensor);
         if (!reference || !target) {
             row.status = group_status::missing;
             row.message = !reference && !target
@@ -172,6 +174,9 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
             }
         }
         fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
+        // What the target's source inferred (a QNN raw file's dtype and shape) is part of the result.
+        if constexpr (requires { target->note(); })
+            if (!target->note().empty()) row.message += (row.message.empty() ? "" : "; ") + target->note();
         check_intact(*reference);
         check_intact(*target);
     } catch (const error& failure) {

@@ -42,13 +42,18 @@ inline std::string file_safe(std::string_view name) {
     return safe;
 }
 
+// The tensor under `key`, read as compare_runs read it (`like`: the reference
+// it was compared with, for a target that infers its shape from it).
 template <class Source>
-void dump_one(Source& source, const std::string& key, const std::filesystem::path& path) {
-    auto held = fetch_tensor(source, key);
+auto fetch_for_dump(Source& source, const std::string& key, const tensor_view* like = nullptr) {
+    auto held = like != nullptr ? fetch_tensor_like(source, key, *like) : fetch_tensor(source, key);
     if (!held)
         throw error(error_kind::io, "cannot dump tensor '" + key + "': the run no longer has it",
                     error_location::of_item(key));
-    const tensor_view view = view_of(*held);
+    return held;
+}
+
+inline void dump_one(const tensor_view& view, const std::filesystem::path& path) {
     std::vector<float> values(static_cast<std::size_t>(view.size()));
     copy_as_float(view, std::span<float>(values));
     const auto logical = view.logical_shape();
@@ -77,8 +82,11 @@ std::size_t dump_failing_pairs(const comparison_report& report, ReferenceSource&
         std::snprintf(order, sizeof order, "%03zu_", group.order);
         const std::string stem =
             order + detail::file_safe(group.reference_nodes.empty() ? group.reference_tensor : group.reference_nodes.back());
-        detail::dump_one(reference_source, group.reference_tensor, directory / (stem + ".reference.npy"));
-        detail::dump_one(target_source, group.target_tensor, directory / (stem + ".target.npy"));
+        const auto reference = detail::fetch_for_dump(reference_source, group.reference_tensor);
+        const tensor_view reference_view = detail::view_of(*reference);
+        detail::dump_one(reference_view, directory / (stem + ".reference.npy"));
+        const auto target = detail::fetch_for_dump(target_source, group.target_tensor, &reference_view);
+        detail::dump_one(detail::view_of(*target), directory / (stem + ".target.npy"));
         ++written;
     }
     return written;

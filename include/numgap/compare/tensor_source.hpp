@@ -99,4 +99,21 @@ std::optional<typename detail::tensor_holder<S>::type> fetch_tensor(S& source, c
     }
 }
 
+// fetch_tensor for the tensor compared with `reference`: a keyed source that
+// can infer what its files do not say from the reference (`load_like(key,
+// reference)`, io::run_directory over a QNN raw output folder) is asked so;
+// any other source is read as fetch_tensor reads it.
+template <tensor_source S>
+std::optional<typename detail::tensor_holder<S>::type> fetch_tensor_like(S& source, const std::string& key,
+                                                                         const tensor_view& reference) {
+    if constexpr (keyed_tensor_source<S> && requires { source.load_like(key, reference); }) {
+        if (!source.contains(key)) return std::nullopt;
+        std::optional<typename detail::tensor_holder<S>::type> held;
+        held.emplace(source.load_like(key, reference));
+        return held;
+    } else {
+        return fetch_tensor(source, key);
+    }
+}
+
 } // namespace numgap

@@ -81,13 +81,7 @@ public:
             return detail::load_safetensors_tensor(spec, *where);
         std::unique_ptr<detail::loaded_tensor_state> state = detail::start_loading(spec, spec.file);
         const std::filesystem::path file = path_ / spec.file;
-        file_descriptor descriptor;
-        try {
-            descriptor = open_confined(*roots_, spec.file, confined_target::file);
-        } catch (const confined_open_error& failure) {
-            throw error(error_kind::io, "file '" + spec.file + "' " + detail::refusal(failure),
-                        error_location::at_item(file.string(), spec.key));
-        }
+        file_descriptor descriptor = detail::open_tensor_file(*roots_, spec, file.string());
         // Populating is ~20% faster when the tensor is read right away (see mapped_file.hpp),
         // but for a file near the size of RAM it would read everything once more than the
         // comparison does; above populate_limit pages fault in lazily instead.
@@ -99,18 +93,7 @@ public:
         if (has_npy_magic(bytes)) {
             state->view = npy_view(bytes, parse_npy_header(bytes, file.string(), spec.type));
         } else {
-            if (!spec.type || !spec.shape)
-                throw error(error_kind::schema,
-                            "'" + file.string() + "' has no .npy header, so graph.json must give its \"dtype\" and \"shape\"",
-                            error_location::at_item(file.string(), spec.key));
-            const std::optional<std::uint64_t> needed = detail::checked_byte_count(*spec.shape, size_of(*spec.type));
-            if (!needed || *needed != bytes.size())
-                throw error(error_kind::shape,
-                            "raw file '" + file.string() + "' has " + std::to_string(bytes.size()) + " bytes but shape " +
-                                detail::shape_text(*spec.shape) + " of " + std::string(name_of(*spec.type)) + " needs " +
-                                (needed ? std::to_string(*needed) : std::string("more than 2^63")),
-                            error_location::at_item(file.string(), spec.key));
-            state->view = tensor_view(bytes.data(), *spec.type, *spec.shape);
+            state->view = detail::raw_tensor_view(bytes, spec, file.string());
         }
         detail::finish_loaded_tensor(spec, *state, file.string());
         return loaded_tensor(std::move(state));

@@ -41,6 +41,7 @@ struct loaded_tensor_state {
     std::vector<std::byte> aligned;
     std::vector<float> scales;
     std::vector<std::int32_t> zero_points;
+    std::string note; // what was inferred rather than read (a QNN raw file's dtype and shape)
     tensor_view view;
 };
 } // namespace detail
@@ -60,6 +61,9 @@ public:
     // As named in the run: a path relative to the run directory, the .npz
     // member name, the safetensors file, or the container file and its key.
     const std::string& file() const noexcept { return state_->file; }
+    // What the source inferred rather than read, one sentence (empty when the
+    // file said everything): compare_runs puts it in the group's message.
+    const std::string& note() const noexcept { return state_->note; }
     // Throws numgap::error naming the file when the file the view points into
     // was truncated while mapped (see truncation_guard.hpp): call it after
     // reading the view; compare_runs does.

@@ -2,7 +2,10 @@
 // numgap::io::detect_run_source and open_run_source: the one place that
 // decides what a run path is, from its content, and opens it with the source
 // for that kind. In order:
-//   a directory                                   -> directory_source.hpp
+//   a directory without graph.json holding *.raw
+//     files or Result_<N> folders (and no .npy or
+//     .safetensors at its top)                    -> qnn_raw_source.hpp
+//   any other directory                           -> directory_source.hpp
 //   a file starting "PK\3\4" or "PK\5\6" (zip),
 //     or named *.npz                              -> npz_source.hpp
 //   a file starting with an 8-byte length and '{' -> safetensors_source.hpp
@@ -16,9 +19,9 @@
 // Only the first run_sniff_bytes of a file are read to decide.
 //
 // Selectors: a path that does not exist but whose part before the last '#'
-// is a regular file is that file with a selector (`out.json#RUNNER@N`,
-// `dump.etdp#run=N`); only sources that take one accept it (Polygraphy JSON,
-// ETDump), others refuse it.
+// is a regular file or a directory is that file with a selector
+// (`out.json#RUNNER@N`, `dump.etdp#run=N`, `qnn_out#1`); only sources that
+// take one accept it (Polygraphy JSON, ETDump, QNN raw folder), others refuse it.
 //
 // To add a kind: a value in run_source_kind, a test on the sniffed bytes
 // below (magic bytes first, the name only where the content cannot tell), a
@@ -41,6 +44,7 @@
 #include <numgap/io/etdump_source.hpp>
 #include <numgap/io/npz_source.hpp>
 #include <numgap/io/polygraphy_source.hpp>
+#include <numgap/io/qnn_raw_source.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_overlay.hpp>
 #include <numgap/io/run_source.hpp>
@@ -49,7 +53,7 @@
 
 namespace numgap::io {
 
-enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, polygraphy_json, etdump };
+enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, polygraphy_json, etdump, qnn_raw };
 
 // A run path split into the file and what followed its last '#', if the
 // whole path does not exist but the part before '#' is a regular file.
@@ -94,7 +98,8 @@ inline run_path split_run_selector(const std::filesystem::path& path) {
     const std::size_t hash = text.rfind('#');
     if (hash == std::string::npos || std::filesystem::exists(path, failure)) return {path, std::nullopt};
     const std::filesystem::path file = text.substr(0, hash);
-    if (!std::filesystem::is_regular_file(file, failure)) return {path, std::nullopt};
+    if (!std::filesystem::is_regular_file(file, failure) && !std::filesystem::is_directory(file, failure))
+        return {path, std::nullopt};
     return {file, text.substr(hash + 1)};
 }
 
@@ -106,7 +111,8 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
     if (failure)
         throw error(error_kind::io, "cannot read run '" + path.string() + "': " + failure.message(),
                     error_location::in_file(path.string()));
-    if (std::filesystem::is_directory(status)) return run_source_kind::directory;
+    if (std::filesystem::is_directory(status))
+        return qnn_raw_source::looks_like(path) ? run_source_kind::qnn_raw : run_source_kind::directory;
     const bool regular = std::filesystem::is_regular_file(status);
     if (regular) {
         std::byte head[detail::run_sniff_bytes];
@@ -152,6 +158,7 @@ inline opened_run_source open_run_source_of_kind(run_source_kind kind, const std
     case run_source_kind::safetensors_index: return open_sharded_safetensors(path, policy);
     case run_source_kind::polygraphy_json: return open_polygraphy_json(path, selector);
     case run_source_kind::etdump: return open_etdump(path, selector, policy);
+    case run_source_kind::qnn_raw: return qnn_raw_source::open(path, selector, policy);
     }
     NUMGAP_ASSERT(false);
     return {};
@@ -161,16 +168,17 @@ inline opened_run_source open_run_source_of_kind(run_source_kind kind, const std
 // Opens the run at `given` (a path, possibly with a '#' selector). A
 // container run (every kind but a directory) takes its graph and tensor
 // metadata from `overlay` when given, else from a graph.json next to it
-// (run_overlay.hpp); a directory has its own graph.json, and an overlay given
-// for one is an error.
+// (run_overlay.hpp; a QNN raw folder only from `overlay`); a directory has
+// its own graph.json, and an overlay given for one is an error.
 inline opened_run_source open_run_source(const std::filesystem::path& given, const read_policy& policy = {},
                                          const std::optional<std::filesystem::path>& overlay = std::nullopt) {
     const auto [path, selector] = split_run_selector(given);
     const run_source_kind kind = detect_run_source(path);
-    if (selector && kind != run_source_kind::polygraphy_json && kind != run_source_kind::etdump)
+    if (selector && kind != run_source_kind::polygraphy_json && kind != run_source_kind::etdump &&
+        kind != run_source_kind::qnn_raw)
         throw error(error_kind::usage,
                     "run '" + given.string() + "': '#" + *selector + "' selects a runner or run, but '" + path.string() +
-                        "' is neither a Polygraphy JSON nor an ETDump",
+                        "' is neither a Polygraphy JSON, an ETDump nor a QNN raw output folder",
                     error_location::in_file(path.string()));
     if (overlay && kind == run_source_kind::directory)
         throw error(error_kind::usage,
@@ -178,7 +186,9 @@ inline opened_run_source open_run_source(const std::filesystem::path& given, con
                     "the overlay '" + overlay->string() + "'",
                     error_location::in_file(path.string()));
     opened_run_source opened = detail::open_run_source_of_kind(kind, path, selector, policy);
-    if (kind != run_source_kind::directory)
+    // A QNN raw folder takes only an overlay given with it: a graph.json
+    // inside it makes it a run directory, and one beside it describes another run.
+    if (kind != run_source_kind::directory && (kind != run_source_kind::qnn_raw || overlay))
         if (auto read = read_run_overlay(path, overlay, policy))
             apply_run_overlay(opened, read->first, read->second, given.string());
     return opened;

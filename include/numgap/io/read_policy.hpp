@@ -18,9 +18,18 @@
 // tensors. See npz.hpp for the other, fixed, limits (inflate ratio).
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
+#include <numgap/core/dtype.hpp>
+
 namespace numgap::io {
+
+// How the headerless files of a QNN raw output folder that nothing describes
+// are laid out relative to the reference tensor they are matched with
+// (qnn_raw_source.hpp): channels-last storage of the reference's
+// channels-first shape, or the reference's own shape.
+enum class raw_layout { nhwc, nchw, as_reference };
 
 struct read_policy {
     // 4 GiB: larger than any activation of the models numgap is used on, small
@@ -33,6 +42,14 @@ struct read_policy {
     // (etdump_source.hpp); empty: none. The CLI fills it from --debug-buffer
     // (target) and --reference-debug-buffer (reference). Ignored by other runs.
     std::filesystem::path debug_buffer;
+    // QNN raw output folders (qnn_raw_source.hpp): the converter's model JSON
+    // describing their tensors (empty: none; CLI --qnn-net-json), and for
+    // tensors nothing describes, the dtype (nullopt: float32; --raw-dtype)
+    // and layout (--raw-layout) inferred from the matched reference tensor.
+    // Ignored by other runs.
+    std::filesystem::path qnn_net_json;
+    std::optional<dtype> raw_dtype;
+    raw_layout raw_tensor_layout = raw_layout::nhwc;
 };
 
 } // namespace numgap::io

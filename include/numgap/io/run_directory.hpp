@@ -77,21 +77,14 @@ public:
     std::uint64_t total_bytes() const noexcept { return total_bytes_; }
 
     loaded_tensor load(std::string_view key) const {
-        const tensor_spec* spec = manifest_.find_tensor(key);
-        if (spec == nullptr)
-            throw error(error_kind::schema,
-                        "run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (" +
-                            source_->missing_reason(key, manifest_) + ")",
-                        error_location::at_item(path_.string(), std::string(key)));
-        try {
-            return source_->load(*spec);
-        } catch (const error& failure) {
-            error_location where = failure.where();
-            if (where.file.empty()) where.file = path_.string();
-            if (where.item.empty()) where.item = spec->key;
-            throw error(failure.kind(), "run '" + path_.string() + "', tensor '" + spec->key + "': " + failure.what(),
-                        std::move(where));
-        }
+        return load_with(key, [&](const tensor_spec& spec) { return source_->load(spec); });
+    }
+
+    // load(), for comparison with `reference`: a run whose files do not say
+    // their dtype and shape (a QNN raw output folder) infers them from the
+    // reference's shape (run_source::load_like); other runs ignore it.
+    loaded_tensor load_like(std::string_view key, const tensor_view& reference) const {
+        return load_with(key, [&](const tensor_spec& spec) { return source_->load_like(spec, reference); });
     }
 
     // The shape of tensor `key` in reference dimension order (axis_order
@@ -115,6 +108,25 @@ public:
 
 private:
     run_directory() = default;
+
+    template <class Read>
+    loaded_tensor load_with(std::string_view key, Read&& read) const {
+        const tensor_spec* spec = manifest_.find_tensor(key);
+        if (spec == nullptr)
+            throw error(error_kind::schema,
+                        "run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (" +
+                            source_->missing_reason(key, manifest_) + ")",
+                        error_location::at_item(path_.string(), std::string(key)));
+        try {
+            return read(*spec);
+        } catch (const error& failure) {
+            error_location where = failure.where();
+            if (where.file.empty()) where.file = path_.string();
+            if (where.item.empty()) where.item = spec->key;
+            throw error(failure.kind(), "run '" + path_.string() + "', tensor '" + spec->key + "': " + failure.what(),
+                        std::move(where));
+        }
+    }
 
     std::filesystem::path path_;
     run_manifest manifest_;

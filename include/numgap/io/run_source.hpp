@@ -34,6 +34,8 @@
 #include <unistd.h>
 
 #include <numgap/core/error.hpp>
+#include <numgap/core/shape.hpp>
+#include <numgap/core/tensor_view.hpp>
 #include <numgap/io/confined_open.hpp>
 #include <numgap/io/file_descriptor.hpp>
 #include <numgap/io/loaded_tensor.hpp>
@@ -49,6 +51,14 @@ public:
     // The tensor `spec` (an entry of the manifest this source was opened with)
     // describes. Throws numgap::error naming the file and the reason.
     virtual loaded_tensor load(const tensor_spec& spec) const = 0;
+    // The tensor `spec` describes, to be compared with `reference`: a source
+    // whose files do not say their dtype and shape (a QNN raw output folder)
+    // infers them from the reference's shape; every other source ignores
+    // the reference and loads as load() does.
+    virtual loaded_tensor load_like(const tensor_spec& spec, const tensor_view& reference) const {
+        (void)reference;
+        return load(spec);
+    }
     // The tensor's shape in stored dimension order, read without reading its
     // data; nullopt when not known that cheaply or the header is unreadable
     // (load() reports a bad file on its own). Never throws for bad data.
@@ -121,6 +131,34 @@ std::optional<npy_header> read_npy_header(ReadPrefix&& read_prefix, std::uint64_
     if (preamble == 0 || preamble > npy_header_read_limit) return std::nullopt;
     prefix.resize(std::size_t(preamble));
     return parse_npy_header(read_prefix(std::span<std::byte>(prefix)), total_size, where, declared);
+}
+
+// The file of the tensor `spec` describes, opened beneath `roots`; an error
+// naming `shown` (the file as the user sees it) and the key when refused.
+inline file_descriptor open_tensor_file(const std::vector<confined_root>& roots, const tensor_spec& spec,
+                                        const std::string& shown) {
+    try {
+        return open_confined(roots, spec.file, confined_target::file);
+    } catch (const confined_open_error& failure) {
+        throw error(error_kind::io, "file '" + spec.file + "' " + refusal(failure), error_location::at_item(shown, spec.key));
+    }
+}
+
+// The view of headerless bytes whose dtype and shape `spec` gives (all of
+// them, exactly: a size that disagrees is an error naming `file`).
+inline tensor_view raw_tensor_view(std::span<const std::byte> bytes, const tensor_spec& spec, const std::string& file) {
+    if (!spec.type || !spec.shape)
+        throw error(error_kind::schema,
+                    "'" + file + "' has no .npy header, so graph.json must give its \"dtype\" and \"shape\"",
+                    error_location::at_item(file, spec.key));
+    const std::optional<std::uint64_t> needed = checked_byte_count(*spec.shape, size_of(*spec.type));
+    if (!needed || *needed != bytes.size())
+        throw error(error_kind::shape,
+                    "raw file '" + file + "' has " + std::to_string(bytes.size()) + " bytes but shape " +
+                        shape_text(*spec.shape) + " of " + std::string(name_of(*spec.type)) + " needs " +
+                        (needed ? std::to_string(*needed) : std::string("more than 2^63")),
+                    error_location::at_item(file, spec.key));
+    return tensor_view(bytes.data(), *spec.type, *spec.shape);
 }
 
 // Adds `discovered` to the manifest's tensors, keeping them sorted by key.

@@ -58,7 +58,7 @@ struct group_report {
     std::int64_t count = 0; // elements compared
     std::vector<report_metric> metrics;
     group_status status = group_status::pass;
-    std::string message; // why missing / error; empty otherwise
+    std::string message; // why missing / error; what a source inferred (a QNN raw file's shape); else empty
     // For an `error` row caused by a numgap::error: its kind and location.
     std::optional<group_error> error_detail;
     // Filled by analyze_report: the group's position in reference topological
