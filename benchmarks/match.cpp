@@ -6,7 +6,7 @@
 // matching computes on both graphs alone (its share of the structure time). Graph generation is outside the timed loop; each timed
 // iteration includes both topological sorts and the result construction.
 //
-//   g++ -std=c++20 -O3 -DNDEBUG -Iinclude -Isupport benchmarks/match.cpp -lbenchmark -lpthread -o match
+//   g++ -std=c++20 -O3 -DNDEBUG -Iinclude -Ibenchmarks/support benchmarks/match.cpp -lbenchmark -lpthread -o match
 //   ./match
 #include <benchmark/benchmark.h>
 

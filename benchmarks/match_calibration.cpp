@@ -1,5 +1,5 @@
 // What structural matching's confidence means, measured: on generated graph
-// pairs with a known ground truth (support/numgap_support/synthetic_graphs.hpp: every
+// pairs with a known ground truth (benchmarks/support/numgap_support/synthetic_graphs.hpp: every
 // node renamed, the target renumbered in a random topological order, no-ops
 // inserted on 15-30% of the edges, dropout/identity deleted, chains fused,
 // half the runs NHWC; four families: ResNet-like CNN, transformer, Fire,
@@ -10,7 +10,7 @@
 // recognises (the README's harder sweep). A pair is one reference node of a
 // group; it is right when the group's target nodes hold its counterpart.
 //
-//   g++ -std=c++20 -O2 -DNDEBUG -Iinclude -Isupport benchmarks/match_calibration.cpp -o match_calibration
+//   g++ -std=c++20 -O2 -DNDEBUG -Iinclude -Ibenchmarks/support benchmarks/match_calibration.cpp -o match_calibration
 //   ./match_calibration            # 40 seeds per family and setting, 1000-node graphs
 //   ./match_calibration --seeds=4  # quicker
 #include <algorithm>

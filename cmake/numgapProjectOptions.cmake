@@ -20,8 +20,9 @@ if(NUMGAP_NATIVE)
     target_compile_options(numgap_program_options INTERFACE -march=native)
 endif()
 
-# Workloads that the tests and the benchmarks share (support/numgap_support/:
-# generated graph pairs with a known ground truth). A folder of its own, so
-# that benchmarks do not include files from tests/; never installed.
+# Workloads that the tests and the benchmarks share
+# (benchmarks/support/numgap_support/: generated graph pairs with a known
+# ground truth). They are benchmark workloads first, which the matching tests
+# reuse, so benchmarks never include files from tests/; never installed.
 add_library(numgap_support INTERFACE)
-target_include_directories(numgap_support INTERFACE "${PROJECT_SOURCE_DIR}/support")
+target_include_directories(numgap_support INTERFACE "${PROJECT_SOURCE_DIR}/benchmarks/support")

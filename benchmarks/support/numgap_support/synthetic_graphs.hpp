@@ -13,8 +13,8 @@
 // optionally renumbered in another random valid topological order (so that
 // nothing can be learnt from the target's node order).
 // Used by the property tests (tests/match/) and by benchmarks/match.cpp and
-// benchmarks/match_calibration.cpp. It lives in support/, beside both, so
-// that benchmarks do not include files from tests/; CMake gives tests and
+// benchmarks/match_calibration.cpp. It lives in benchmarks/support/, so that
+// benchmarks do not include files from tests/; CMake gives tests and
 // benchmarks (never users) the include path through numgap_support.
 #include <algorithm>
 #include <cstddef>
