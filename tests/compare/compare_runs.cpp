@@ -357,4 +357,19 @@ TEST_CASE("compare_runs: coverage counts compared reference nodes and unmatched 
     CHECK(numgap::mostly_unmatched(sparse.summary));
     CHECK(sparse.all_passed()); // every compared group passes, yet the run compared 1 of 4
 }
+
+TEST_CASE("report names stay unique when a made-up suffix is a name the graph already uses") {
+    numgap::basic_graph graph;
+    graph.add_node("a", "op");
+    graph.add_node("a", "op", {0});
+    graph.add_node("a#1", "op", {1});
+    graph.add_node("", "op", {2});
+    graph.add_node("#4", "op", {3});
+    const std::vector<std::string> names = numgap::detail::report_names(graph);
+    REQUIRE(names.size() == 5);
+    CHECK(names[2] == "a#1");
+    CHECK(names[4] == "#4");
+    for (std::size_t i = 0; i < names.size(); ++i)
+        for (std::size_t j = i + 1; j < names.size(); ++j) CHECK(names[i] != names[j]);
+}
 } // TEST_SUITE("compare")

@@ -405,7 +405,8 @@ TEST_CASE("run_directory: allowed roots let entries resolve into the named direc
         R"({"tensors": {"rel": {"file": "../shared/s.npy"}, "abs": {"file": ")" +
             (layout.base / "shared/s.npy").string() + R"("}}})");
     CHECK(contains(layout.open_error(), "outside the run directory"));
-    const numgap::io::read_policy policy{{layout.base / "shared"}};
+    numgap::io::read_policy policy;
+    policy.allowed_roots = {layout.base / "shared"};
     const run_directory dir = run_directory::open(layout.run, policy);
     CHECK(dir.keys() == std::vector<std::string>{"a", "abs", "linked", "rel"});
     for (const char* key : {"rel", "abs", "linked"}) CHECK(at<float>(dir.load(key).view(), 0) == 7.0f);
@@ -415,7 +416,9 @@ TEST_CASE("run_directory: allowed roots let entries resolve into the named direc
                                           R"({"tensors": {"k": {"file": ")" +
                                               std::filesystem::canonical(layout.base / "shared/s.npy").string() +
                                               R"("}}})");
-    const run_directory through_alias = run_directory::open(layout.run, {{layout.base / "alias"}});
+    numgap::io::read_policy through_alias_policy;
+    through_alias_policy.allowed_roots = {layout.base / "alias"};
+    const run_directory through_alias = run_directory::open(layout.run, through_alias_policy);
     CHECK(at<float>(through_alias.load("k").view(), 0) == 7.0f);
     CHECK(contains(layout.open_error(), "outside the run directory"));
     // The allowed directory is no licence for the rest of the file system.

@@ -82,8 +82,19 @@ template <graph G> std::vector<std::string> report_names(const G& g) {
         names[i] = std::string(numgap::node_name(g, i));
         ++seen[names[i]];
     }
-    for (std::size_t i = 0; i < n; ++i)
-        if (names[i].empty() || seen[names[i]] > 1) names[i] += "#" + std::to_string(i);
+    // A suffix may itself be a name the graph uses (`a`, `a`, `a#1`): try
+    // further suffixes until the name is free, so every row's name is unique.
+    for (std::size_t i = 0; i < n; ++i) {
+        if (!names[i].empty() && seen[names[i]] == 1) continue;
+        const std::string base = names[i] + "#";
+        for (std::size_t suffix = i;; suffix += n) {
+            std::string candidate = base + std::to_string(suffix);
+            if (seen.emplace(candidate, 1).second) {
+                names[i] = std::move(candidate);
+                break;
+            }
+        }
+    }
     return names;
 }
 

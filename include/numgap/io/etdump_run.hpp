@@ -111,6 +111,11 @@ public:
             buffer_mapping_ = std::make_shared<const mapped_file>(mapped_file::map(std::move(*buffer), buffer_shown));
         }
         if (run_ == nullptr) return;
+        // Keys repeat an event's name once per tensor of its list, so a long
+        // name on a long list of shared Tensor offsets could ask for far more
+        // memory than the file holds: the keys built may total at most 64
+        // times the file's size plus 16 MiB (far above any real dump).
+        key_bytes_left_ = std::uint64_t(file_mapping_->size()) * 64 + (std::uint64_t(16) << 20);
         std::set<std::string, std::less<>> taken;
         for (const etdump_debug_event& event : run_->tensor_events) add_event(event, taken);
         std::sort(sorted_.begin(), sorted_.end(),
@@ -195,7 +200,15 @@ private:
         return "event_" + std::to_string(event.event_index);
     }
 
-    static std::vector<std::string> output_keys(const etdump_debug_event& event, const std::string& key) {
+    std::vector<std::string> output_keys(const etdump_debug_event& event, const std::string& key) {
+        // Each key is stored three times (taken set, entry, node outputs).
+        const std::uint64_t cost = (std::uint64_t(key.size()) + 24) * 3 * std::max<std::uint64_t>(1, event.tensors.size());
+        if (cost > key_bytes_left_)
+            throw error(error_kind::limit,
+                        "ETDump '" + file_ + "': the tensor keys of event " + std::to_string(event.event_index) +
+                            " would exceed 64 times the file's size (a long name repeated over a long tensor list)",
+                        error_location::at_item(file_, key.substr(0, 200)));
+        key_bytes_left_ -= cost;
         if (!event.tensor_list) return {key};
         std::vector<std::string> keys;
         keys.reserve(event.tensors.size());
@@ -292,6 +305,7 @@ private:
     std::vector<std::size_t> sorted_; // indices of entries_ by key
     std::vector<node_spec> nodes_;
     std::map<std::string, std::size_t, std::less<>> next_occurrence_; // base key -> next "#n" to try (open only)
+    std::uint64_t key_bytes_left_ = 0; // open only: see open()
 };
 
 } // namespace numgap::io

@@ -37,6 +37,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <numgap/core/error.hpp>
@@ -88,17 +89,19 @@ inline std::optional<json_span_reader::string_span> read_polygraphy_array(json_s
     return found;
 }
 
-inline void add_polygraphy_output(polygraphy_iteration& iteration, std::string name,
-                                  json_span_reader::string_span encoded, const json_span_reader& reader,
-                                  const std::string& runner) {
-    for (const polygraphy_output& output : iteration.outputs)
-        if (output.name == name)
-            reader.fail_at("runner '" + runner + "' has output '" + name + "' twice in one iteration", encoded.begin);
+// `seen` holds the iteration's output names so far: a hash set keeps the
+// duplicate check linear in a file with millions of tiny outputs.
+inline void add_polygraphy_output(polygraphy_iteration& iteration, std::unordered_set<std::string>& seen,
+                                  std::string name, json_span_reader::string_span encoded,
+                                  const json_span_reader& reader, const std::string& runner) {
+    if (!seen.insert(name).second)
+        reader.fail_at("runner '" + runner + "' has output '" + name + "' twice in one iteration", encoded.begin);
     iteration.outputs.push_back({std::move(name), encoded});
 }
 
 inline polygraphy_iteration read_polygraphy_iteration(json_span_reader& reader, const std::string& runner) {
     polygraphy_iteration iteration;
+    std::unordered_set<std::string> seen;
     reader.read_object(
         [&](const std::string& key) {
             if (key == "outputs") {
@@ -110,13 +113,13 @@ inline polygraphy_iteration read_polygraphy_iteration(json_span_reader& reader, 
                             reader.fail_at("output '" + name + "' of runner '" + runner +
                                                "' is not an encoded array (an object with an \"array\" string)",
                                            at);
-                        add_polygraphy_output(iteration, name, *encoded, reader, runner);
+                        add_polygraphy_output(iteration, seen, name, *encoded, reader, runner);
                     },
                     "the \"outputs\" object");
             } else if (key == "runtime" || key == "runner_name" || is_polygraphy_marker(key)) {
                 reader.skip_value();
             } else if (const auto encoded = read_polygraphy_array(reader)) {
-                add_polygraphy_output(iteration, key, *encoded, reader, runner); // the oldest layout
+                add_polygraphy_output(iteration, seen, key, *encoded, reader, runner); // the oldest layout
             }
         },
         "an iteration result (an object)");

@@ -145,7 +145,10 @@ public:
                         error_location::at_item((folder_ / spec.file).string(), spec.key));
         auto [state, bytes] = map_file(spec);
         const std::string shown = (folder_ / spec.file).string();
+        // Only a type narrower than 4 bytes can be told apart from float32 by
+        // its size: a native 32-bit integer output is read as what it says.
         const bool dequantized = dequantized_candidates_.count(spec.key) != 0 && spec.type != dtype::float32 &&
+                                 size_of(*spec.type) < 4 &&
                                  numgap::detail::checked_byte_count(*spec.shape, 4) == bytes.size();
         if (dequantized) {
             tensor_spec as_float = spec;
@@ -279,7 +282,8 @@ private:
             tensor_spec spec;
             spec.key = relative.substr(0, relative.size() - 4);
             spec.file = relative;
-            opened.total_bytes += entry->file_size(type_failure);
+            const std::uintmax_t size = entry->file_size(type_failure);
+            if (!type_failure) opened.total_bytes += size;
             found.push_back(std::move(spec));
         }
         if (failure)
