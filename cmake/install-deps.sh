@@ -10,10 +10,12 @@ set -euo pipefail
 # flatbuffers-compiler (flatc) writes ETDump files for one reader test from a
 # schema of numgap's own (tests/io/etdump.cpp; skipped without it).
 # python3-torch and python3-torchvision run the torch_capture test
-# (examples/torch_capture.py); on top of the rest they are 317 packages,
-# 227 MB to download, about 3 minutes to install on 2 cores.
+# (examples/torch_capture.py; skipped without them); on top of the rest they
+# are 317 packages, 227 MB, about 3 minutes on 2 cores, so they are installed
+# only with NUMGAP_WITH_TORCH=1 (CI leaves them out to stay within its time).
 packages=(cmake g++ make xtensor-dev libxsimd-dev doctest-dev libbenchmark-dev libeigen3-dev clang libclang-rt-14-dev
-    flatbuffers-compiler python3-torch python3-torchvision)
+    flatbuffers-compiler)
+if [ "${NUMGAP_WITH_TORCH:-0}" = 1 ]; then packages+=(python3-torch python3-torchvision); fi
 missing=()
 for package in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" ||

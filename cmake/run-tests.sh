@@ -25,15 +25,21 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 cmake -S . -B build-sanitize -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_SANITIZE=ON \
     -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
 cmake --build build-sanitize -j "$jobs"
-ctest --test-dir build-sanitize --output-on-failure -j "$jobs"
+# dispatch_odr, the consumer builds, the compile-fail test and the capture
+# script compile or run programs of their own: they ran in the build above.
+ctest --test-dir build-sanitize --output-on-failure -j "$jobs" \
+    -E "^(dispatch_odr|consumer_.*|compile_fail_.*|torch_capture)$"
 
 # The suite again with clang (item 9 of issue 11: users build numgap with both
 # compilers). Benchmarks, the per-header checks and the install/consumer tests
-# are left to the GCC build above.
-cmake -S . -B build-clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
-cmake --build build-clang -j "$jobs"
-ctest --test-dir build-clang --output-on-failure -j "$jobs"
+# are left to the GCC build above. Opt-in (NUMGAP_TEST_CLANG=1) until CI's
+# 30-minute budget has room: it adds about 7 minutes on 2 cores.
+if [ "${NUMGAP_TEST_CLANG:-0}" = 1 ]; then
+    cmake -S . -B build-clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_HEADER_CHECK=OFF -DNUMGAP_INSTALL=OFF
+    cmake --build build-clang -j "$jobs"
+    ctest --test-dir build-clang --output-on-failure -j "$jobs"
+fi
 
 # Only the fuzz targets and their CTest smoke runs: no tests, examples or install.
 cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_FUZZ=ON \

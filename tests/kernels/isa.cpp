@@ -101,8 +101,11 @@ TEST_CASE("isa: widen_to_float32 equals the portable widening bit for bit for ev
     if constexpr (has_simd) {
         check_widening<numgap::float16>(1.0f, 0);
         check_widening<numgap::bfloat16>(1.0f, 0);
-        for (const auto& [scale, zero_point] : {std::pair<float, std::int32_t>{1.0f, 0}, {0.0371f, 128}, {3.5e-3f, -77},
-                                                {1.0e30f, 1 << 24}, {-2.5f, -(1 << 24)}}) {
+        // Not a structured binding: clang 14 refuses one captured by CAPTURE's lambda.
+        for (const auto& parameters : {std::pair<float, std::int32_t>{1.0f, 0}, {0.0371f, 128}, {3.5e-3f, -77},
+                                       {1.0e30f, 1 << 24}, {-2.5f, -(1 << 24)}}) {
+            const float scale = parameters.first;
+            const std::int32_t zero_point = parameters.second;
             CAPTURE(scale);
             CAPTURE(zero_point);
             check_widening<std::int8_t>(scale, zero_point);
