@@ -241,7 +241,7 @@ def main():
         import torch
         import torchvision  # noqa: F401
     except ImportError as missing:
-        print("SKIPPED: %s (install python3-torch and python3-torchvision; cmake/install-deps.sh does)" % missing)
+        print("SKIPPED: %s (install python3-torch and python3-torchvision; NUMGAP_WITH_TORCH=1 bash cmake/install-deps.sh does)" % missing)
         return 77
     torch.set_num_threads(2)
     capture_module = load_capture_module()
