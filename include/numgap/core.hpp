@@ -3,6 +3,7 @@
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/core/parallel_for.hpp>
 #include <numgap/core/prefetch.hpp>

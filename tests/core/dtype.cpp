@@ -37,6 +37,13 @@ TEST_CASE("parse_dtype accepts the common aliases and nothing else") {
     CHECK(numgap::parse_dtype("u8") == numgap::dtype::uint8);
     CHECK(numgap::parse_dtype("bool_") == numgap::dtype::boolean);
     CHECK(numgap::parse_dtype("double") == numgap::dtype::float64);
+    for (const char* e4m3 : {"f8e4m3", "fp8_e4m3", "e4m3", "F8_E4M3"}) CHECK(numgap::parse_dtype(e4m3) == numgap::dtype::float8_e4m3fn);
+    for (const char* e5m2 : {"f8e5m2", "fp8_e5m2", "e5m2", "F8_E5M2"}) CHECK(numgap::parse_dtype(e5m2) == numgap::dtype::float8_e5m2);
+    CHECK(numgap::parse_dtype("e8m0") == numgap::dtype::float8_e8m0fnu);
+    CHECK(numgap::parse_dtype("F8_E8M0") == numgap::dtype::float8_e8m0fnu);
+    CHECK(numgap::size_of(numgap::dtype::float8_e4m3fn) == 1);
+    CHECK(numgap::is_floating(numgap::dtype::float8_e8m0fnu));
+    CHECK_FALSE(numgap::parse_dtype("float8").has_value()); // which float8 is ambiguous
     CHECK_FALSE(numgap::parse_dtype("Float32").has_value()); // names are case-sensitive
     CHECK_FALSE(numgap::parse_dtype("int64").has_value());   // not a dtype numgap reads
     CHECK_FALSE(numgap::parse_dtype("").has_value());

@@ -19,12 +19,17 @@ enum class dtype : std::uint8_t {
     uint16,
     int32,
     boolean, // one byte, 0 or non-zero
+    // One-byte floats (rules in core/float8.hpp).
+    float8_e4m3fn,  // 4 exponent bits, 3 mantissa bits, no Inf (PyTorch, OCP FP8)
+    float8_e5m2,    // 5 exponent bits, 2 mantissa bits: the top byte of a float16
+    float8_e8m0fnu, // 2^(e - 127), the OCP MX block scale: no sign, no zero
 };
 
 inline constexpr dtype all_dtypes[] = {dtype::float32, dtype::float64, dtype::float16,
                                        dtype::bfloat16, dtype::int8,    dtype::uint8,
                                        dtype::int16,   dtype::uint16,  dtype::int32,
-                                       dtype::boolean};
+                                       dtype::boolean, dtype::float8_e4m3fn, dtype::float8_e5m2,
+                                       dtype::float8_e8m0fnu};
 
 constexpr std::size_t size_of(dtype type) noexcept {
     switch (type) {
@@ -37,7 +42,10 @@ constexpr std::size_t size_of(dtype type) noexcept {
     case dtype::uint16: return 2;
     case dtype::int8:
     case dtype::uint8:
-    case dtype::boolean: return 1;
+    case dtype::boolean:
+    case dtype::float8_e4m3fn:
+    case dtype::float8_e5m2:
+    case dtype::float8_e8m0fnu: return 1;
     }
     return 0;
 }
@@ -54,6 +62,9 @@ constexpr std::string_view name_of(dtype type) noexcept {
     case dtype::uint16: return "uint16";
     case dtype::int32: return "int32";
     case dtype::boolean: return "bool";
+    case dtype::float8_e4m3fn: return "float8_e4m3fn";
+    case dtype::float8_e5m2: return "float8_e5m2";
+    case dtype::float8_e8m0fnu: return "float8_e8m0fnu";
     }
     return "unknown";
 }
@@ -65,10 +76,12 @@ constexpr bool is_integer(dtype type) noexcept {
 
 constexpr bool is_floating(dtype type) noexcept {
     return type == dtype::float32 || type == dtype::float64 || type == dtype::float16 ||
-           type == dtype::bfloat16;
+           type == dtype::bfloat16 || type == dtype::float8_e4m3fn || type == dtype::float8_e5m2 ||
+           type == dtype::float8_e8m0fnu;
 }
 
-// Accepts the canonical names above plus common aliases ("f32", "fp16", "bf16", "u8", "bool_").
+// Accepts the canonical names above plus common aliases ("f32", "fp16", "bf16", "u8", "bool_"), and
+// for float8 the spellings of ml_dtypes/ONNX ("f8e4m3"), "fp8_e4m3", "e4m3" and safetensors' "F8_E4M3".
 constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
     struct alias {
         std::string_view text;
@@ -84,6 +97,13 @@ constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
         {"int16", dtype::int16},      {"i16", dtype::int16},        {"uint16", dtype::uint16},
         {"u16", dtype::uint16},       {"int32", dtype::int32},      {"i32", dtype::int32},
         {"bool", dtype::boolean},     {"bool_", dtype::boolean},    {"boolean", dtype::boolean},
+        {"float8_e4m3fn", dtype::float8_e4m3fn}, {"f8e4m3", dtype::float8_e4m3fn},
+        {"fp8_e4m3", dtype::float8_e4m3fn},      {"e4m3", dtype::float8_e4m3fn},
+        {"F8_E4M3", dtype::float8_e4m3fn},       {"float8_e5m2", dtype::float8_e5m2},
+        {"f8e5m2", dtype::float8_e5m2},          {"fp8_e5m2", dtype::float8_e5m2},
+        {"e5m2", dtype::float8_e5m2},            {"F8_E5M2", dtype::float8_e5m2},
+        {"float8_e8m0fnu", dtype::float8_e8m0fnu}, {"e8m0", dtype::float8_e8m0fnu},
+        {"F8_E8M0", dtype::float8_e8m0fnu},
     };
     for (const alias& candidate : aliases)
         if (candidate.text == text) return candidate.type;

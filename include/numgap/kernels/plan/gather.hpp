@@ -20,6 +20,7 @@
 
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
+#include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/kernels/entry_points.hpp>
 #include <numgap/kernels/plan/pair_plan.hpp>
@@ -37,7 +38,7 @@ void convert_run_typed(const plan_side& side, std::int64_t offset, std::int64_t 
     const stored* source = reinterpret_cast<const stored*>(side.base) + offset;
     auto raw = [&](std::size_t i) -> T {
         const stored value = source[std::int64_t(i) * stride];
-        if constexpr (std::is_same_v<Source, float16> || std::is_same_v<Source, bfloat16>)
+        if constexpr (is_stored_float<Source>)
             return T(to_float(value));
         else if constexpr (std::is_same_v<Source, bool>)
             return value != 0 ? T(1) : T(0);
@@ -85,7 +86,7 @@ void convert_run_typed(const plan_side& side, std::int64_t offset, std::int64_t 
     if (stride == 1) {
         // Unit stride, spelled out so the compiler vectorises the conversion.
         for (std::size_t i = 0; i < n; ++i) {
-            if constexpr (std::is_same_v<Source, float16> || std::is_same_v<Source, bfloat16>)
+            if constexpr (is_stored_float<Source>)
                 out[i] = T(to_float(source[i]));
             else if constexpr (std::is_same_v<Source, bool>)
                 out[i] = source[i] != 0 ? T(1) : T(0);
@@ -121,6 +122,9 @@ void convert_run(const plan_side& side, std::int64_t offset, std::int64_t stride
     case dtype::uint16: return convert_run_typed<std::uint16_t>(side, offset, stride, n, channel, channel_step, out);
     case dtype::int32: return convert_run_typed<std::int32_t>(side, offset, stride, n, channel, channel_step, out);
     case dtype::boolean: return convert_run_typed<bool>(side, offset, stride, n, channel, channel_step, out);
+    case dtype::float8_e4m3fn: return convert_run_typed<float8_e4m3fn>(side, offset, stride, n, channel, channel_step, out);
+    case dtype::float8_e5m2: return convert_run_typed<float8_e5m2>(side, offset, stride, n, channel, channel_step, out);
+    case dtype::float8_e8m0fnu: return convert_run_typed<float8_e8m0fnu>(side, offset, stride, n, channel, channel_step, out);
     }
     NUMGAP_ASSERT(false && "validate_pair rejects unknown dtypes");
 }
