@@ -19,6 +19,7 @@
 #include <fcntl.h>
 
 #include <numgap/core/error.hpp>
+#include <numgap/core/float8.hpp>
 #include <numgap/io/etdump.hpp>
 #include <numgap/io/etdump_run.hpp>
 #include <numgap/io/file_descriptor.hpp>
@@ -253,6 +254,22 @@ TEST_CASE("etdump: scalar types numgap does not compute with are refused per ten
     CHECK(contains(error_of([&] { (void)tensors.view(*tensors.find("mystery")); }),
                    "unsupported scalar type 100 (not an ExecuTorch ScalarType) in event 'mystery'"));
     CHECK(element<float>(tensors.view(*tensors.find("fine")), 0) == 1.0f);
+}
+
+TEST_CASE("etdump: Float8_e5m2 (23) and Float8_e4m3fn (24) read as the float8 dtypes") {
+    et::debug_buffer buffer;
+    const auto e5m2 = buffer.add(std::vector<std::uint8_t>{0x3c, 0xc0});
+    const auto e4m3 = buffer.add(std::vector<std::uint8_t>{0x38, 0x7e});
+    const auto dump = et::file({et::run_data(
+        "r", {et::debug_event({.name = "e5m2"}, et::tensor_value(et::tensor(23, {2}, e5m2))),
+              et::debug_event({.name = "e4m3"}, et::tensor_value(et::tensor(24, {2}, e4m3)))})});
+    const numgap::io::etdump_tensors tensors = open_etdump(dump, buffer.bytes());
+    const numgap::tensor_view e5m2_view = tensors.view(*tensors.find("e5m2"));
+    CHECK(e5m2_view.type() == numgap::dtype::float8_e5m2);
+    CHECK(numgap::to_float(element<numgap::float8_e5m2>(e5m2_view, 1)) == -2.0f);
+    const numgap::tensor_view e4m3_view = tensors.view(*tensors.find("e4m3"));
+    CHECK(e4m3_view.type() == numgap::dtype::float8_e4m3fn);
+    CHECK(numgap::to_float(element<numgap::float8_e4m3fn>(e4m3_view, 1)) == 448.0f);
 }
 
 TEST_CASE("etdump: tensors outside the debug buffer, or without one, are refused at open") {

@@ -196,6 +196,25 @@ TEST_CASE("npy: opaque v2 is bfloat16 only when declared") {
     CHECK(contains(mismatch, "declares dtype uint8 but the file stores float32"));
 }
 
+TEST_CASE("npy: opaque V1 is a float8 only when declared") {
+    const auto header_of = [](const std::string& descr, std::optional<dtype> declared) {
+        const std::vector<std::byte> image =
+            npy_image("{'descr': '" + descr + "', 'fortran_order': False, 'shape': (3,), }", 3);
+        return parse_npy_header(image, "fp8.npy", declared);
+    };
+    CHECK(header_of("|V1", dtype::float8_e4m3fn).type == dtype::float8_e4m3fn);
+    CHECK(header_of("<V1", dtype::float8_e5m2).type == dtype::float8_e5m2);
+    CHECK(header_of("|V1", dtype::float8_e8m0fnu).data_bytes == 3);
+    const std::string undeclared = error_of([&] { (void)header_of("|V1", std::nullopt); });
+    CHECK(contains(undeclared, "fp8.npy"));
+    CHECK(contains(undeclared, "opaque 1-byte type"));
+    CHECK(contains(undeclared, "\"dtype\": \"float8_e4m3fn\""));
+    // The declared type must be as wide as the record.
+    const std::string too_wide = error_of([&] { (void)header_of("|V1", dtype::bfloat16); });
+    CHECK(contains(too_wide, "declares bfloat16, which is 2 bytes wide"));
+    CHECK(contains(error_of([&] { (void)header_of("<V2", dtype::float8_e4m3fn); }), "opaque 2-byte type"));
+}
+
 TEST_CASE("npy: rejects malformed headers with the reason") {
     const auto image_error = [](std::vector<std::byte> image) {
         return error_of([&] { (void)parse_npy_header(image, "probe.npy"); });
@@ -264,13 +283,16 @@ TEST_CASE("write npy is byte identical to numpy and round trips every dtype") {
         const auto file = scratch / (std::string(numgap::name_of(type)) + ".npy");
         numgap::io::write_npy(file, view);
         const auto mapped = numgap::io::mapped_file::open(file);
-        const std::optional<dtype> declared = type == dtype::bfloat16 ? std::optional<dtype>(type) : std::nullopt;
+        // bfloat16 and the float8 types are stored as opaque records ('<V2', '|V1').
+        const bool opaque = type == dtype::bfloat16 || (numgap::is_floating(type) && numgap::size_of(type) == 1);
+        const std::optional<dtype> declared = opaque ? std::optional<dtype>(type) : std::nullopt;
         const npy_header header = parse_npy_header(mapped.bytes(), file.string(), declared);
         CHECK(header.type == type);
         CHECK(header.shape == std::vector<std::int64_t>{2, 3});
         CHECK(header.data_offset % 64 == 0);
         CHECK(std::memcmp(mapped.data() + header.data_offset, data.data(), data.size()) == 0);
         if (type == dtype::bfloat16) CHECK(header.descr == "<V2");
+        if (opaque && type != dtype::bfloat16) CHECK(header.descr == "|V1");
     }
 }
 

@@ -280,8 +280,11 @@ TEST_CASE("run_directory: write npy load round trip for every dtype") {
         numgap::io::write_npy(run / (std::string(numgap::name_of(type)) + ".npy"),
                               numgap::tensor_view(data.data(), type, {4, 5}));
     }
-    // Written bfloat16 is '<V2', readable once declared.
-    run.write("graph.json", R"({"tensors": {"bfloat16": {"dtype": "bfloat16"}}})");
+    // Written bfloat16 is '<V2' and the float8 types '|V1', readable once
+    // declared (by canonical name or alias).
+    run.write("graph.json", R"({"tensors": {"bfloat16": {"dtype": "bfloat16"},
+        "float8_e4m3fn": {"dtype": "float8_e4m3fn"}, "float8_e5m2": {"dtype": "e5m2"},
+        "float8_e8m0fnu": {"dtype": "F8_E8M0"}}})");
     const run_directory dir = run_directory::open(run.path());
     CHECK(dir.keys().size() == std::size(numgap::all_dtypes));
     for (const dtype type : numgap::all_dtypes) {

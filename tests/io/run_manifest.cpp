@@ -159,6 +159,10 @@ TEST_CASE("run_manifest: rejects bad tensor entries naming the tensor") {
     CHECK(contains(tensor_error(R"({"file": 3})"), "tensor 't': \"file\" must be a string"));
     CHECK(contains(tensor_error(R"({"file": ""})"), "tensor 't': \"file\" is empty"));
     CHECK(contains(tensor_error(R"({"dtype": "int64"})"), "tensor 't': unknown dtype \"int64\""));
+    CHECK(contains(tensor_error(R"({"dtype": "float8"})"), "(expected one of float32, float64, "));
+    CHECK(contains(tensor_error(R"({"dtype": "float8"})"), ", float8_e4m3fn, float8_e5m2, float8_e8m0fnu"));
+    CHECK(parse_run_manifest(R"({"tensors": {"t": {"dtype": "f8e4m3"}}})", "g.json").find_tensor("t")->type ==
+          numgap::dtype::float8_e4m3fn);
     CHECK(contains(tensor_error(R"({"shape": [2, -1]})"), "tensor 't': \"shape\" value -1 is outside"));
     CHECK(contains(tensor_error(R"({"shape": [1,1,1,1,1,1,1,1,1]})"), "tensor 't': \"shape\" has rank 9, above"));
     CHECK(contains(tensor_error(R"({"shape": "2x3"})"), "\"shape\" must be an array of integers, found a string"));

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 
 #include <numgap/compare/compare_runs.hpp>
+#include <numgap/core/float8.hpp>
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/run_directory.hpp>
@@ -140,30 +141,45 @@ TEST_CASE("safetensors: empty and scalar tensors, metadata, and an empty file of
 
 TEST_CASE("safetensors: a dtype numgap lacks fails only when that key is loaded, naming dtype, key and file") {
     const std::string file = safetensors_file({{"ok", "F32", "[1]", bytes_of<float>({1.0f})},
-                                               {"fp8", "F8_E4M3", "[2]", bytes_of<std::uint8_t>({1, 2})},
                                                {"wide", "I64", "[1]", bytes_of<std::int64_t>({5})},
                                                {"nibbles", "F4", "[4]", bytes_of<std::uint8_t>({1, 2})}});
     const auto index = numgap::io::parse_safetensors_header(as_bytes(file), "odd.safetensors");
-    REQUIRE(index.entries.size() == 4);
-    CHECK_FALSE(index.find("fp8")->type);
+    REQUIRE(index.entries.size() == 3);
+    CHECK_FALSE(index.find("nibbles")->type);
     const std::string message =
-        error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("fp8"), "odd.safetensors"); });
-    CHECK(contains(message, "unsupported dtype F8_E4M3 in key 'fp8' of file 'odd.safetensors'"));
+        error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("nibbles"), "odd.safetensors"); });
+    CHECK(contains(message, "unsupported dtype F4 in key 'nibbles' of file 'odd.safetensors'"));
     const auto unsupported = numgap_test::caught_error(
-        [&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("fp8"), "odd.safetensors"); });
+        [&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("nibbles"), "odd.safetensors"); });
     REQUIRE(unsupported.has_value());
     CHECK(unsupported->kind() == numgap::error_kind::dtype);
     CHECK(unsupported->where().file == "odd.safetensors");
-    CHECK(unsupported->where().item == "fp8");
+    CHECK(unsupported->where().item == "nibbles");
     CHECK(contains(error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("wide"), "o"); }),
                    "unsupported dtype I64 in key 'wide'"));
 
     numgap_test::temp_directory run;
     run.write("odd.safetensors", file);
     const run_directory dir = run_directory::open(run.path());
-    CHECK(dir.keys() == std::vector<std::string>{"fp8", "nibbles", "ok", "wide"});
+    CHECK(dir.keys() == std::vector<std::string>{"nibbles", "ok", "wide"});
     CHECK(at<float>(dir.load("ok").view(), 0) == 1.0f);
-    CHECK(contains(error_of([&] { (void)dir.load("fp8"); }), "unsupported dtype F8_E4M3 in key 'fp8'"));
+    CHECK(contains(error_of([&] { (void)dir.load("nibbles"); }), "unsupported dtype F4 in key 'nibbles'"));
+}
+
+TEST_CASE("safetensors: F8_E4M3, F8_E5M2 and F8_E8M0 read as the float8 dtypes") {
+    const std::string file = safetensors_file({{"e4m3", "F8_E4M3", "[2]", bytes_of<std::uint8_t>({0x38, 0xfe})},
+                                               {"e5m2", "F8_E5M2", "[2]", bytes_of<std::uint8_t>({0x3c, 0x7c})},
+                                               {"e8m0", "F8_E8M0", "[1]", bytes_of<std::uint8_t>({128})}});
+    const auto index = numgap::io::parse_safetensors_header(as_bytes(file), "fp8.safetensors");
+    const auto view_of = [&](const char* key) {
+        return numgap::io::safetensors_view(as_bytes(file), *index.find(key), "fp8.safetensors");
+    };
+    CHECK(view_of("e4m3").type() == numgap::dtype::float8_e4m3fn);
+    CHECK(numgap::to_float(at<numgap::float8_e4m3fn>(view_of("e4m3"), 1)) == -448.0f);
+    CHECK(view_of("e5m2").type() == numgap::dtype::float8_e5m2);
+    CHECK(numgap::to_float(at<numgap::float8_e5m2>(view_of("e5m2"), 0)) == 1.0f);
+    CHECK(view_of("e8m0").type() == numgap::dtype::float8_e8m0fnu);
+    CHECK(numgap::to_float(at<numgap::float8_e8m0fnu>(view_of("e8m0"), 0)) == 2.0f);
 }
 
 TEST_CASE("safetensors: hostile headers are refused with the file, the key and the offset or reason") {

@@ -110,8 +110,8 @@ inline constexpr etdump_scalar_type etdump_scalar_types[] = {
     {12, "QInt8", 1, std::nullopt},   {13, "QUInt8", 1, std::nullopt},      {14, "QInt32", 4, std::nullopt},
     {15, "BFloat16", 2, dtype::bfloat16}, {16, "QUInt4x2", 0, std::nullopt}, {17, "QUInt2x4", 0, std::nullopt},
     {18, "Bits1x8", 1, std::nullopt}, {19, "Bits2x4", 1, std::nullopt},     {20, "Bits4x2", 1, std::nullopt},
-    {21, "Bits8", 1, std::nullopt},   {22, "Bits16", 2, std::nullopt},      {23, "Float8_e5m2", 1, std::nullopt},
-    {24, "Float8_e4m3fn", 1, std::nullopt}, {25, "Float8_e5m2fnuz", 1, std::nullopt},
+    {21, "Bits8", 1, std::nullopt},   {22, "Bits16", 2, std::nullopt},      {23, "Float8_e5m2", 1, dtype::float8_e5m2},
+    {24, "Float8_e4m3fn", 1, dtype::float8_e4m3fn}, {25, "Float8_e5m2fnuz", 1, std::nullopt},
     {26, "Float8_e4m3fnuz", 1, std::nullopt}, {27, "UInt16", 2, dtype::uint16}, {28, "UInt32", 4, std::nullopt},
     {29, "UInt64", 8, std::nullopt},
 };

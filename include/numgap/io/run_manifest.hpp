@@ -275,12 +275,13 @@ private:
             } else if (member.key == "dtype") {
                 type = &member.value;
                 spec.type = parse_dtype(string_field(member.value, context, "dtype"));
-                if (!spec.type)
+                if (!spec.type) {
+                    std::string expected; // every canonical name, so the list never falls behind all_dtypes
+                    for (const dtype known : all_dtypes) expected += (expected.empty() ? "" : ", ") + std::string(name_of(known));
                     fail(member.value,
-                         context + ": unknown dtype \"" + member.value.as_string() +
-                             "\" (expected float32, float64, float16, bfloat16, int8, uint8, "
-                             "int16, uint16, int32 or bool)",
+                         context + ": unknown dtype \"" + member.value.as_string() + "\" (expected one of " + expected + ")",
                          error_kind::dtype, key);
+                }
             } else if (member.key == "shape") {
                 spec.shape = integers_field(member.value, context, "shape", 0, std::numeric_limits<std::int64_t>::max());
                 if (spec.shape->size() > std::size_t(max_rank))

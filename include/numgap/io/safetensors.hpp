@@ -102,8 +102,8 @@ inline constexpr safetensors_dtype safetensors_dtypes[] = {
     {"I16", 16, dtype::int16},    {"U16", 16, dtype::uint16},    {"F16", 16, dtype::float16},
     {"BF16", 16, dtype::bfloat16}, {"I32", 32, dtype::int32},    {"F32", 32, dtype::float32},
     {"F64", 64, dtype::float64},  {"U32", 32, std::nullopt},     {"I64", 64, std::nullopt},
-    {"U64", 64, std::nullopt},    {"C64", 64, std::nullopt},     {"F8_E5M2", 8, std::nullopt},
-    {"F8_E4M3", 8, std::nullopt}, {"F8_E8M0", 8, std::nullopt},  {"F4", 4, std::nullopt},
+    {"U64", 64, std::nullopt},    {"C64", 64, std::nullopt},     {"F8_E5M2", 8, dtype::float8_e5m2},
+    {"F8_E4M3", 8, dtype::float8_e4m3fn}, {"F8_E8M0", 8, dtype::float8_e8m0fnu},  {"F4", 4, std::nullopt},
     {"F6_E2M3", 6, std::nullopt}, {"F6_E3M2", 6, std::nullopt},
 };
 

@@ -9,9 +9,11 @@
 // '=' (native, little-endian on every platform numgap builds for) and '<'/'|'
 // interchangeable where they mean the same thing. Big-endian data is refused
 // (error "big-endian ... not supported"). '|V2'/'<V2' is how NumPy saves
-// ml_dtypes.bfloat16 - but any opaque 2-byte record looks the same, so it is
-// read only when the caller declares a 2-byte dtype for it (graph.json
-// "dtype": "bfloat16"); otherwise it is an error that says how to declare it.
+// ml_dtypes.bfloat16, and '|V1'/'<V1' how it saves ml_dtypes' float8 types -
+// but any opaque record of that size looks the same, so it is read only when
+// the caller declares a dtype of the same size for it (graph.json "dtype":
+// "bfloat16" or "float8_e4m3fn", ...); otherwise it is an error that says how
+// to declare it.
 // A file whose data is longer than the shape needs is an error, not tolerated:
 // NumPy never writes trailing bytes, so they mean a wrong header or a bad file.
 //
@@ -48,7 +50,7 @@ struct npy_header {
     int major_version = 1;
     int minor_version = 0;
     std::string descr;                // as written, e.g. "<f4"
-    dtype type = dtype::float32;      // after applying a declared type to opaque '<V2'
+    dtype type = dtype::float32;      // after applying a declared type to opaque '<V2' / '|V1'
     bool fortran_order = false;
     std::vector<std::int64_t> shape;  // empty for a 0-d array
     std::size_t data_offset = 0;      // bytes from the start of the file to the data
@@ -192,7 +194,15 @@ private:
     std::size_t position_ = 0;
 };
 
-// descr -> dtype; nullopt for the opaque 2-byte record ml_dtypes uses for bfloat16.
+// The size of an opaque record descr ('|V1', '<V2': how NumPy saves ml_dtypes'
+// float8 and bfloat16 types), 0 for any other descr.
+inline std::size_t opaque_descr_size(std::string_view descr) noexcept {
+    if (!descr.empty() && (descr[0] == '<' || descr[0] == '>' || descr[0] == '|' || descr[0] == '=')) descr.remove_prefix(1);
+    return descr == "V1" ? 1 : descr == "V2" ? 2 : 0;
+}
+
+// descr -> dtype; nullopt for the opaque 1- and 2-byte records ml_dtypes uses
+// for float8 and bfloat16.
 inline std::optional<dtype> dtype_from_descr(const std::string& descr, std::string_view source) {
     const auto unsupported = [&](const std::string& why) -> error {
         return error(error_kind::dtype,
@@ -214,10 +224,10 @@ inline std::optional<dtype> dtype_from_descr(const std::string& descr, std::stri
     std::optional<dtype> found;
     for (const entry& candidate : table)
         if (candidate.code == code) found = candidate.type;
-    const bool opaque_two_bytes = code == "V2";
-    if (!found && !opaque_two_bytes)
-        throw unsupported(" (supported: <f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 |b1)");
-    const std::size_t item_size = found ? size_of(*found) : 2;
+    const std::size_t opaque_size = opaque_descr_size(descr);
+    if (!found && opaque_size == 0)
+        throw unsupported(" (supported: <f4 <f8 <f2 |i1 |u1 <i2 <u2 <i4 |b1, and <V2 |V1 with a declared dtype)");
+    const std::size_t item_size = found ? size_of(*found) : opaque_size;
     if (order == '>' && item_size > 1)
         throw error(error_kind::dtype,
                     "'" + std::string(source) + "': big-endian data (descr '" + descr +
@@ -307,13 +317,21 @@ inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::uint64
                            std::string(name_of(*stored)) + " (descr '" + header.descr + "')",
                        error_location::at_item(std::string(source), "descr"));
         header.type = *stored;
-    } else if (declared && size_of(*declared) == 2) {
+    } else if (declared && size_of(*declared) == detail::opaque_descr_size(header.descr)) {
         header.type = *declared;
     } else {
+        const bool one_byte = detail::opaque_descr_size(header.descr) == 1;
         throw fail(error_kind::dtype,
-                   "descr '" + header.descr +
-                       "' is an opaque 2-byte type (NumPy saves ml_dtypes.bfloat16 this way); declare it "
-                       "with \"dtype\": \"bfloat16\" for this tensor in graph.json to read it as bfloat16",
+                   "descr '" + header.descr + "' is an opaque " + (one_byte ? "1" : "2") +
+                       "-byte type (NumPy saves " +
+                       (one_byte ? "ml_dtypes' float8 types" : "ml_dtypes.bfloat16") +
+                       " this way); declare it with \"dtype\": " +
+                       (one_byte ? "\"float8_e4m3fn\" (or float8_e5m2, float8_e8m0fnu)"
+                                 : "\"bfloat16\"") +
+                       " for this tensor in graph.json" +
+                       (declared ? " (it declares " + std::string(name_of(*declared)) + ", which is " +
+                                       std::to_string(size_of(*declared)) + " bytes wide)"
+                                 : std::string()),
                    error_location::at_item(std::string(source), "descr"));
     }
 

@@ -4,7 +4,8 @@
 // row-major order (non-contiguous views are gathered through a 64 KiB
 // buffer); quantization and axis_order are not stored. bfloat16 is written as
 // '<V2', exactly what NumPy+ml_dtypes writes (np.load(...).view(
-// ml_dtypes.bfloat16) recovers it); reading such a file back needs the
+// ml_dtypes.bfloat16) recovers it), and the float8 types as '|V1', as NumPy
+// writes ml_dtypes' float8 arrays; reading such a file back needs the
 // declared dtype (io/npy/header.hpp).
 // Complexity: O(elements). Throws: numgap::error of kind `io` naming the path
 // and the errno text (a partial file is removed); std::bad_alloc.
@@ -41,6 +42,9 @@ inline std::string_view descr_of(dtype type) noexcept {
     case dtype::uint16: return "<u2";
     case dtype::int32: return "<i4";
     case dtype::boolean: return "|b1";
+    case dtype::float8_e4m3fn:
+    case dtype::float8_e5m2:
+    case dtype::float8_e8m0fnu: return "|V1";
     }
     return "";
 }
