@@ -110,6 +110,10 @@ TEST_CASE("the float8 storage types carry their dtype") {
     static_assert(numgap::dtype_of<numgap::float8_e5m2>::value == numgap::dtype::float8_e5m2);
     static_assert(numgap::dtype_of<numgap::float8_e8m0fnu>::value == numgap::dtype::float8_e8m0fnu);
     static_assert(sizeof(numgap::float8_e4m3fn) == 1 && sizeof(numgap::float8_e8m0fnu) == 1);
-    CHECK(numgap::to_float(numgap::float8_e4m3fn{0x40}) == 2.0f); // constexpr-usable in a test body too
+    // The decoders are constexpr, like half.hpp's.
+    static_assert(numgap::to_float(numgap::float8_e4m3fn{0x40}) == 2.0f);
+    static_assert(numgap::to_float(numgap::float8_e5m2{0xc0}) == -2.0f);
+    static_assert(numgap::to_float(numgap::float8_e8m0fnu{126}) == 0.5f);
+    CHECK(numgap::size_of(numgap::dtype_of<numgap::float8_e5m2>::value) == sizeof(numgap::float8_e5m2));
 }
 }
