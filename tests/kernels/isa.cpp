@@ -20,6 +20,7 @@
 
 #include <doctest/doctest.h>
 
+#include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/kernels/isa.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
@@ -42,7 +43,15 @@ template <class Stored>
 std::vector<Stored> sample_values(std::size_t count) {
     std::vector<Stored> values(count);
     for (std::size_t k = 0; k < count; ++k) {
-        if constexpr (std::is_same_v<Stored, numgap::float16> || std::is_same_v<Stored, numgap::bfloat16>) {
+        if constexpr (std::is_same_v<Stored, numgap::float8_e4m3fn> || std::is_same_v<Stored, numgap::float8_e5m2>) {
+            // Codes 37 apart cover every code over 256 samples, NaN included
+            // for e4m3fn (its widening builds to_float's NaN exactly); e5m2's
+            // NaN codes go through vcvtph2ps, which may quiet them, so they
+            // become their Inf (the same exponent field).
+            std::uint8_t code = std::uint8_t(k * 37u);
+            if (std::is_same_v<Stored, numgap::float8_e5m2> && (code & 0x7c) == 0x7c) code &= 0xfc;
+            values[k] = Stored{code};
+        } else if constexpr (std::is_same_v<Stored, numgap::float16> || std::is_same_v<Stored, numgap::bfloat16>) {
             // Finite patterns of both signs, subnormals and infinities; no NaN
             // (vcvtph2ps may quiet it, which kernel_source.hpp allows).
             static constexpr std::uint16_t float16_bits[] = {0x0000, 0x8000, 0x0001, 0x83ff, 0x3c00, 0xc000, 0x7bff, 0xfbff,
@@ -63,7 +72,7 @@ template <class Stored>
 void check_widening(float scale, std::int32_t zero_point) {
     using batch = xsimd::batch<float, native_arch>;
     constexpr std::size_t width = batch::size;
-    const std::vector<Stored> stored = sample_values<Stored>(4 * width);
+    const std::vector<Stored> stored = sample_values<Stored>(sizeof(Stored) == 1 ? 256 + width : 4 * width);
     for (std::size_t offset = 0; offset + width <= stored.size(); offset += width / 2 + 1) {
         alignas(64) float specific[width], portable[width];
         isa::widen_to_float32<native_arch>(native_arch{}, stored.data() + offset, scale, zero_point).store_aligned(specific);
@@ -101,6 +110,8 @@ TEST_CASE("isa: widen_to_float32 equals the portable widening bit for bit for ev
     if constexpr (has_simd) {
         check_widening<numgap::float16>(1.0f, 0);
         check_widening<numgap::bfloat16>(1.0f, 0);
+        check_widening<numgap::float8_e4m3fn>(1.0f, 0);
+        check_widening<numgap::float8_e5m2>(1.0f, 0);
         // Not a structured binding: clang 14 refuses one captured by CAPTURE's lambda.
         for (const auto& parameters : {std::pair<float, std::int32_t>{1.0f, 0}, {0.0371f, 128}, {3.5e-3f, -77},
                                        {1.0e30f, 1 << 24}, {-2.5f, -(1 << 24)}}) {

@@ -1,6 +1,6 @@
 // Pins the in-register widening path (numgap/kernels/plan/stored_run.hpp,
 // kernel_source.hpp, for_each_run.hpp, kernel_table::run_f32): reading
-// float16 / bfloat16 / (de)quantized 8- and 16-bit integers straight from
+// float16 / bfloat16 / float8 / (de)quantized 8- and 16-bit integers straight from
 // memory gives exactly what the fused kernel gives on the same values
 // converted to float32 first, on every kernel this CPU can run, at every
 // length around the vector widths and chunk size, in both orientations; and
@@ -22,6 +22,8 @@
 #include <numgap/kernels/plan/for_each_run.hpp>
 #include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
+
+#include "../float8_codes.hpp"
 
 namespace {
 
@@ -126,10 +128,34 @@ narrow_data make_halves(dtype type, std::size_t n, unsigned seed, bool specials)
     return d;
 }
 
+// Every finite code in turn (subnormals, both zeros, the largest values), so
+// each vector lane meets each kind; with `specials`, one Inf (e5m2) and one NaN.
+narrow_data make_float8(dtype type, std::size_t n, bool specials) {
+    narrow_data d{type, std::vector<unsigned char>(n), std::vector<float>(n)};
+    std::uint8_t code = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        do code = std::uint8_t(code + 37); // 37 is odd: every code comes round once per 256 steps
+        while (!std::isfinite(numgap_test::float8_code_value(type, code)));
+        d.bytes[i] = code;
+        d.values[i] = numgap_test::float8_code_value(type, code);
+    }
+    if (specials && n > 40) {
+        if (type == dtype::float8_e5m2) {
+            d.bytes[n / 3] = 0xfc;
+            d.values[n / 3] = -std::numeric_limits<float>::infinity();
+        }
+        d.bytes[n - 5] = 0x7f;
+        d.values[n - 5] = std::numeric_limits<float>::quiet_NaN();
+    }
+    return d;
+}
+
 std::vector<narrow_data> every_narrow_type(std::size_t n, bool specials) {
     std::vector<narrow_data> all;
     all.push_back(make_halves(dtype::float16, n, 1, specials));
     all.push_back(make_halves(dtype::bfloat16, n, 2, specials));
+    all.push_back(make_float8(dtype::float8_e4m3fn, n, specials));
+    all.push_back(make_float8(dtype::float8_e5m2, n, specials));
     all.push_back(make_integers<std::uint8_t>(dtype::uint8, n, 0.02f, 128, 3));
     all.push_back(make_integers<std::int8_t>(dtype::int8, n, 0.05f, -3, 4));
     all.push_back(make_integers<std::int16_t>(dtype::int16, n, 1e-3f, 17, 5));
@@ -290,7 +316,7 @@ TEST_CASE("accumulate_plan reads in place and agrees with the converting block p
         for (const auto& d : narrow) {
             CAPTURE(std::string(numgap::name_of(d.type)));
             numgap::tensor_view tv(d.bytes.data(), d.type, std::span<const std::int64_t>(shape));
-            if (d.type != dtype::float16 && d.type != dtype::bfloat16)
+            if (!numgap::is_floating(d.type))
                 tv.with_quantization(numgap::quantization::per_tensor(d.scale, d.zero_point));
             numgap::validate_pair(rv, tv);
             const auto plan = numgap::kernels::make_pair_plan(rv, tv);
@@ -300,6 +326,57 @@ TEST_CASE("accumulate_plan reads in place and agrees with the converting block p
             table.block_f32(reference.data(), d.values.data(), 3000, {}, want);
             check_same(got, want);
         }
+    }
+}
+TEST_CASE("two narrow float sides (float8 against bfloat16, float8, float16) take blocks and agree with the converted values") {
+    const std::int64_t shape[] = {3, 1000};
+    const std::vector<narrow_data> sides{make_float8(dtype::float8_e4m3fn, 3000, true), make_float8(dtype::float8_e5m2, 3000, true),
+                                         make_halves(dtype::bfloat16, 3000, 13, true), make_halves(dtype::float16, 3000, 14, false)};
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        CAPTURE(std::string(table.arch_name));
+        for (const auto& r : sides)
+            for (const auto& t : sides) {
+                if (r.type != dtype::float8_e4m3fn && r.type != dtype::float8_e5m2 && t.type != dtype::float8_e4m3fn &&
+                    t.type != dtype::float8_e5m2)
+                    continue;
+                CAPTURE(std::string(numgap::name_of(r.type)));
+                CAPTURE(std::string(numgap::name_of(t.type)));
+                const numgap::tensor_view rv(r.bytes.data(), r.type, std::span<const std::int64_t>(shape));
+                const numgap::tensor_view tv(t.bytes.data(), t.type, std::span<const std::int64_t>(shape));
+                numgap::validate_pair(rv, tv);
+                auto plan = numgap::kernels::make_pair_plan(rv, tv);
+                plan.widen_f32 = table.widen_f32; // as evaluate() does: the table's in-register widening
+                CHECK_FALSE(numgap::kernels::runs_in_registers(plan));
+                pair_moments got, want;
+                numgap::kernels::accumulate_plan(plan, 0, plan.count, table, {numgap::kernels::kernel_feature::side_statistics}, got);
+                table.block_f32(r.values.data(), t.values.data(), 3000, {numgap::kernels::kernel_feature::side_statistics}, want);
+                check_same(got, want);
+                CHECK(got.target.nan_count == (t.type == dtype::float16 ? 0 : 1));
+            }
+    }
+}
+TEST_CASE("float8_e8m0fnu (a scale type) takes blocks against float32 and reads 2^(e-127), 0xFF as NaN") {
+    const std::size_t n = 600;
+    std::vector<std::uint8_t> codes(n);
+    std::vector<float> decoded(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        codes[i] = std::uint8_t(i * 7); // every code within 256 steps
+        decoded[i] = codes[i] == 0xff ? std::numeric_limits<float>::quiet_NaN() : std::ldexp(1.0f, int(codes[i]) - 127);
+    }
+    const auto reference = reference_values(n, 15);
+    const numgap::tensor_view rv(reference.data(), {std::int64_t(n)});
+    const numgap::tensor_view tv(codes.data(), dtype::float8_e8m0fnu, {std::int64_t(n)});
+    numgap::validate_pair(rv, tv);
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        CAPTURE(std::string(table.arch_name));
+        auto plan = numgap::kernels::make_pair_plan(rv, tv);
+        plan.widen_f32 = table.widen_f32;
+        CHECK_FALSE(numgap::kernels::runs_in_registers(plan));
+        pair_moments got, want;
+        numgap::kernels::accumulate_plan(plan, 0, plan.count, table, {numgap::kernels::kernel_feature::side_statistics}, got);
+        table.block_f32(reference.data(), decoded.data(), n, {numgap::kernels::kernel_feature::side_statistics}, want);
+        check_same(got, want);
+        CHECK(got.target.nan_count == 3); // code 0xff at i = 73, 329 and 585
     }
 }
 } // TEST_SUITE("kernels")

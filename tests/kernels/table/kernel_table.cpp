@@ -1,8 +1,9 @@
 // Pins kernel_table::widen_f32 (numgap/kernels/table/kernel_table.hpp): on every arch this
 // CPU runs, it converts bit-exactly like the portable conversions, for every
-// float16 / bfloat16 bit pattern and every 8- and 16-bit integer, with and
+// float16 / bfloat16 bit pattern, every float8 code and every 8- and 16-bit integer, with and
 // without per-tensor dequantization.
 #include <bit>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -10,6 +11,7 @@
 
 #include <doctest/doctest.h>
 
+#include <numgap/core/float8.hpp>
 #include <numgap/kernels/dispatch/dispatch.hpp>
 
 namespace {
@@ -48,6 +50,29 @@ TEST_CASE("widen_f32 matches the portable conversions bit for bit on every avail
         for (std::size_t i = 0; i < bytes.size(); ++i) want8[i] = float(std::int8_t(bytes[i]));
         table.widen_f32(bytes.data(), numgap::dtype::int8, bytes.size(), false, 1.0f, 0, got8.data());
         CHECK(same_bits(got8, want8));
+    }
+}
+
+TEST_CASE("widen_f32 decodes every float8 code like to_float on every available arch") {
+    // Four rounds of all 256 codes at shifting offsets plus a ragged tail,
+    // so every code meets every lane of every vector width.
+    std::vector<std::uint8_t> codes(4 * 256 + 4 + 7);
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = std::uint8_t(i * (1 + 2 * (i / 256)));
+    std::vector<float> want(codes.size()), got(codes.size());
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        const std::string_view arch = table.arch_name;
+        CAPTURE(arch);
+        for (std::size_t i = 0; i < codes.size(); ++i) want[i] = numgap::to_float(numgap::float8_e4m3fn{codes[i]});
+        table.widen_f32(codes.data(), numgap::dtype::float8_e4m3fn, codes.size(), false, 1.0f, 0, got.data());
+        CHECK(same_bits(got, want)); // its NaN code included: the SIMD forms build to_float's NaN
+        for (std::size_t i = 0; i < codes.size(); ++i) want[i] = numgap::to_float(numgap::float8_e5m2{codes[i]});
+        table.widen_f32(codes.data(), numgap::dtype::float8_e5m2, codes.size(), false, 1.0f, 0, got.data());
+        for (std::size_t i = 0; i < codes.size(); ++i) {
+            CAPTURE(int(codes[i]));
+            // e5m2 NaNs may come out quiet (vcvtph2ps), as float16's in run_f32.
+            if (std::isnan(want[i])) CHECK(std::isnan(got[i]));
+            else CHECK(std::bit_cast<std::uint32_t>(got[i]) == std::bit_cast<std::uint32_t>(want[i]));
+        }
     }
 }
 

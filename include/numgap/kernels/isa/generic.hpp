@@ -8,7 +8,7 @@
 //   vector_registers(tag): registers the kernels may plan accumulators for.
 //   multiply_add / lane_max / lane_min / reduce_sum: xsimd's operations.
 //   widen_to_float32<Arch>(tag, p, scale, zero_point): one vector of float32
-//     from `width` stored float16 / bfloat16 / 8- and 16-bit integers
+//     from `width` stored float16 / bfloat16 / float8 / 8- and 16-bit integers
 //     (integers as scale * float(q - zero_point)), element by element through
 //     widen_one, which compilers vectorise.
 //   widen_one(value, scale, zero_point): that conversion of one element.
@@ -24,6 +24,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/core/isa_namespace.hpp>
 #include <numgap/kernels/isa/register_barrier.hpp>
@@ -56,7 +57,7 @@ double reduce_sum(xsimd::generic, const xsimd::batch<T, Arch>& x) noexcept {
 
 template <class Stored>
 float widen_one(Stored value, float scale, std::int32_t zero_point) noexcept {
-    if constexpr (std::is_same_v<Stored, float16> || std::is_same_v<Stored, bfloat16>)
+    if constexpr (is_stored_float<Stored>)
         return keep_rounded(to_float(value));
     else
         return keep_rounded(scale * float(std::int32_t(value) - zero_point));

@@ -9,8 +9,9 @@
 //   widen_float16_vectors (AVX + F16C): 8 float16 per vcvtph2ps, except
 //     vectors holding a NaN, converted portably so NaN payloads stay
 //     bit-identical (vcvtph2ps sets the quiet bit of a signalling NaN).
-//   widen_to_float32 (AVX2; float16 also needs F16C): one vector of 8 float32
-//     by zero/sign-extending loads (vpmovzx/vpmovsx) or vcvtph2ps.
+//   widen_to_float32 (AVX2; float16 and float8 also need F16C): one vector of
+//     8 float32 by zero/sign-extending loads (vpmovzx/vpmovsx) or vcvtph2ps
+//     (float8 by way of float16: core/float8.hpp).
 // Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
 #include <numgap/kernels/isa/generic.hpp>
 
@@ -65,9 +66,34 @@ xsimd::batch<float, Arch> widen_to_float32(xsimd::avx2, const float16* p, float,
 }
 #endif
 
+#if defined(__AVX2__) && defined(__F16C__)
+// float8 through float16 (core/float8.hpp), on 16-bit lanes. e5m2 is a
+// float16's top byte. e4m3fn: the byte sign-extended to 16 bits and shifted
+// left 7 holds the magnitude bits under float16's exponent field (bits 7-13)
+// and copies of the sign in bits 14-15; clearing bit 14 gives the float16 of
+// the value times 2^-8 (exact, subnormals included, converted at full speed
+// by vcvtph2ps), scaled back by an exact multiply. The NaN code's pattern
+// 0x3F80 is turned into the float16 quiet NaN 0x7E00 (xor 0x4180, sign kept),
+// which the conversion and the multiply carry through unchanged: to_float's
+// NaN, bit for bit.
+template <class Arch, class Stored>
+    requires(std::is_same_v<Stored, float8_e4m3fn> || std::is_same_v<Stored, float8_e5m2>)
+xsimd::batch<float, Arch> widen_to_float32(xsimd::avx2, const Stored* p, float, std::int32_t) noexcept {
+    const __m128i words = _mm_cvtepi8_epi16(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+    if constexpr (std::is_same_v<Stored, float8_e5m2>) {
+        return _mm256_cvtph_ps(_mm_slli_epi16(words, 8));
+    } else {
+        const __m128i half = _mm_and_si128(_mm_slli_epi16(words, 7), _mm_set1_epi16(std::int16_t(0xbf80)));
+        const __m128i nan_code = _mm_cmpeq_epi16(_mm_and_si128(half, _mm_set1_epi16(0x7fff)), _mm_set1_epi16(0x3f80));
+        const __m128i fixed = _mm_xor_si128(half, _mm_and_si128(nan_code, _mm_set1_epi16(0x4180)));
+        return _mm256_mul_ps(_mm256_cvtph_ps(fixed), _mm256_set1_ps(0x1p+8f));
+    }
+}
+#endif
+
 #if defined(__AVX2__)
 template <class Arch, class Stored>
-    requires(!std::is_same_v<Stored, float16>)
+    requires(std::is_same_v<Stored, bfloat16> || std::is_integral_v<Stored>)
 xsimd::batch<float, Arch> widen_to_float32(xsimd::avx2, const Stored* p, float scale, std::int32_t zero_point) noexcept {
     if constexpr (std::is_same_v<Stored, bfloat16>) {
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))), 16));

@@ -15,7 +15,8 @@
 //     float is bounded by log2(16) ulps of a chunk sum, which the float64
 //     accumulation across chunks keeps negligible.
 //   widen_to_float32: 16 float16 (vcvtph2ps), bfloat16 or 8/16-bit integers
-//     (vpmovzx/vpmovsx) to one vector of float32.
+//     (vpmovzx/vpmovsx), or float8 e4m3fn / e5m2 (by way of float16) to one
+//     vector of float32.
 //   widen_float16_vectors: 16 float16 per vcvtph2ps, except vectors holding a
 //     NaN, converted portably (vcvtph2ps would quiet a signalling NaN).
 //   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements.
@@ -80,7 +81,24 @@ double reduce_sum(xsimd::avx512f, const xsimd::batch<double, Arch>& x) noexcept 
     return _mm_cvtsd_f64(_mm_add_sd(quarter, _mm_unpackhi_pd(quarter, quarter)));
 }
 
+// float8 as in x86_avx2.hpp: through float16 (vcvtph2ps) on 16-bit lanes
+// (AVX2 instructions: AVX-512F has no 16-bit integer operations).
 template <class Arch, class Stored>
+    requires(std::is_same_v<Stored, float8_e4m3fn> || std::is_same_v<Stored, float8_e5m2>)
+xsimd::batch<float, Arch> widen_to_float32(xsimd::avx512f, const Stored* p, float, std::int32_t) noexcept {
+    const __m256i words = _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+    if constexpr (std::is_same_v<Stored, float8_e5m2>) {
+        return _mm512_maskz_cvtph_ps(all_16_lanes, _mm256_slli_epi16(words, 8));
+    } else {
+        const __m256i half = _mm256_and_si256(_mm256_slli_epi16(words, 7), _mm256_set1_epi16(std::int16_t(0xbf80)));
+        const __m256i nan_code = _mm256_cmpeq_epi16(_mm256_and_si256(half, _mm256_set1_epi16(0x7fff)), _mm256_set1_epi16(0x3f80));
+        const __m256i fixed = _mm256_xor_si256(half, _mm256_and_si256(nan_code, _mm256_set1_epi16(0x4180)));
+        return _mm512_mul_ps(_mm512_maskz_cvtph_ps(all_16_lanes, fixed), _mm512_set1_ps(0x1p+8f));
+    }
+}
+
+template <class Arch, class Stored>
+    requires(!std::is_same_v<Stored, float8_e4m3fn> && !std::is_same_v<Stored, float8_e5m2>)
 xsimd::batch<float, Arch> widen_to_float32(xsimd::avx512f, const Stored* p, float scale, std::int32_t zero_point) noexcept {
     if constexpr (std::is_same_v<Stored, float16>)
         return _mm512_maskz_cvtph_ps(all_16_lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));

@@ -7,7 +7,8 @@
 //     independent chains, already hide FMA latency without spilling.
 //   widen_to_float32: bfloat16 and 8/16-bit integers; SSE2 has no sign/zero-
 //     extending loads, so it interleaves with zeros (or with the value itself
-//     and shifts back arithmetically). float16 has no SSE2 conversion.
+//     and shifts back arithmetically). float16 and float8 have no SSE2
+//     conversion (they take generic.hpp's).
 //   transpose_block: 4x4 float32 block with _MM_TRANSPOSE4_PS.
 // Complexity: O(1) per call. Throws: nothing.
 #include <numgap/kernels/isa/generic.hpp>
@@ -22,8 +23,9 @@ inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespa
 
 constexpr int vector_registers(xsimd::sse2) noexcept { return 16; }
 
+// float16 and the float8 formats take the portable form (no SSE2 half conversion).
 template <class Arch, class Stored>
-    requires(!std::is_same_v<Stored, float16>)
+    requires(std::is_same_v<Stored, bfloat16> || std::is_integral_v<Stored>)
 xsimd::batch<float, Arch> widen_to_float32(xsimd::sse2, const Stored* p, float scale, std::int32_t zero_point) noexcept {
     const __m128i zero = _mm_setzero_si128();
     if constexpr (std::is_same_v<Stored, bfloat16>) {

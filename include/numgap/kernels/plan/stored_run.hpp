@@ -3,11 +3,12 @@
 // memory: the address of its first element, its dtype and, for integer data,
 // the affine parameters of the stretch (per-tensor, or one channel's). The
 // fused kernel's run_f32 entry (kernel_table.hpp) reads two such runs and
-// widens narrow types in registers: float16, bfloat16, and 8/16-bit integers
+// widens narrow types in registers: float16, bfloat16, float8, and 8/16-bit integers
 // dequantized as scale * float(q - zero_point), never through a float copy.
 //
 // widens_in_registers(type, zero_point) says which stored forms run_f32
-// accepts: float32 itself, the 16-bit floats, and 8/16-bit integers whose
+// accepts: float32 itself, the 16-bit floats, float8 e4m3fn and e5m2 (not
+// e8m0, a scale type, which takes the block path), and 8/16-bit integers whose
 // zero point lies within +-2^24 (so q - zero_point is exact in int32 and
 // exactly representable in float32, and the result is the same rounding, bit
 // for bit, as every other dequantization path in numgap). Raw integers are
@@ -35,7 +36,9 @@ constexpr bool widens_in_registers(dtype type, std::int64_t zero_point = 0) noex
     switch (type) {
     case dtype::float32:
     case dtype::float16:
-    case dtype::bfloat16: return true;
+    case dtype::bfloat16:
+    case dtype::float8_e4m3fn:
+    case dtype::float8_e5m2: return true;
     case dtype::int8:
     case dtype::uint8:
     case dtype::int16:

@@ -5,13 +5,14 @@
 // elements i .. i + n - 1 (a hint: no effect on results, no fault past the
 // end; a no-op for scalar_arch).
 //   pointer_source<Arch, T>:       float32 or float64 values in memory.
-//   widening_source<Arch, Stored>: float16, bfloat16 or an 8/16-bit integer
-//     type, widened to float32 in registers; integers are dequantized as
-//     scale * float(q - zero_point) (raw integers: scale 1, zero point 0).
+//   widening_source<Arch, Stored>: float16, bfloat16, float8 e4m3fn / e5m2
+//     or an 8/16-bit integer type, widened to float32 in registers; integers
+//     are dequantized as scale * float(q - zero_point) (raw integers: scale
+//     1, zero point 0).
 // Every path yields exactly to_float(x) or that dequantized value, so a
 // widened batch equals the portable conversion bit for bit, except a float16
-// NaN, which stays a NaN but may come out quiet (vcvtph2ps); no metric reads
-// NaN payloads. The hardware widening is written per instruction set
+// or float8_e5m2 NaN, which stays a NaN but may come out quiet (vcvtph2ps);
+// no metric reads NaN payloads. The hardware widening is written per instruction set
 // (isa::widen_to_float32 in kernels/isa/: AVX-512, AVX2 with F16C for
 // float16, SSE2) and selected by the architecture tag and the translation
 // unit's flags; any other architecture (NEON, plain AVX) fills a vector
@@ -25,6 +26,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/core/isa_namespace.hpp>
 #include <numgap/core/prefetch.hpp>
@@ -51,9 +53,10 @@ struct pointer_source {
 template <class Arch, class Stored>
 struct widening_source {
     static_assert(std::is_same_v<Stored, float16> || std::is_same_v<Stored, bfloat16> ||
+                      std::is_same_v<Stored, float8_e4m3fn> || std::is_same_v<Stored, float8_e5m2> ||
                       std::is_same_v<Stored, std::int8_t> || std::is_same_v<Stored, std::uint8_t> ||
                       std::is_same_v<Stored, std::int16_t> || std::is_same_v<Stored, std::uint16_t>,
-                  "widening_source reads 16-bit floats and 8/16-bit integers");
+                  "widening_source reads 16-bit floats, float8 e4m3fn/e5m2 and 8/16-bit integers");
     using value_type = float;
     using batch = typename lanes<Arch, float>::batch;
     static constexpr std::size_t width = lanes<Arch, float>::width;

@@ -5,11 +5,11 @@
 // make_kernel_table<Arch>() instantiates them for Arch in the calling
 // translation unit (which must be compiled with Arch's flags).
 // block_f32 / block_f64 read two float arrays; run_f32 reads two stored runs
-// (stored_run.hpp) straight from memory, widening float16, bfloat16 and
-// (de)quantized 8/16-bit integers in registers; precondition:
+// (stored_run.hpp) straight from memory, widening float16, bfloat16, float8
+// e4m3fn / e5m2 and (de)quantized 8/16-bit integers in registers; precondition:
 // run_pair_supported(reference.type, target.type) and both zero points
 // within widens_in_registers' range.
-// widen_f32 converts a contiguous run of float16 / bfloat16 / 8- and 16-bit
+// widen_f32 converts a contiguous run of float16 / bfloat16 / float8 / 8- and 16-bit
 // integers (optionally dequantized per tensor) to float32 for the block path,
 // with run_f32's in-register widening (kernel_source.hpp), except float16,
 // whose vectors holding a NaN take the portable conversion so NaN payloads
@@ -24,6 +24,7 @@
 
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
+#include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 
 #include <numgap/kernels/entry_points.hpp>
@@ -65,11 +66,13 @@ void visit_stored_run(const stored_run& run, Visit&& visit) noexcept {
     case dtype::float32: return visit(pointer_source<Arch, float>{static_cast<const float*>(run.data)});
     case dtype::float16: return widening(float16{});
     case dtype::bfloat16: return widening(bfloat16{});
+    case dtype::float8_e4m3fn: return widening(float8_e4m3fn{});
+    case dtype::float8_e5m2: return widening(float8_e5m2{});
     case dtype::int8: return widening(std::int8_t{});
     case dtype::uint8: return widening(std::uint8_t{});
     case dtype::int16: return widening(std::int16_t{});
     case dtype::uint16: return widening(std::uint16_t{});
-    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats and 8/16-bit integers only");
+    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats, float8 e4m3fn/e5m2 and 8/16-bit integers only");
     }
 }
 
@@ -77,8 +80,8 @@ template <class Arch>
 void run_entry(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options& options,
                pair_moments& moments) noexcept {
     NUMGAP_ASSERT(run_pair_supported(reference.type, target.type));
-    // One side is float32: visiting only the other keeps 13 instantiations
-    // per architecture instead of 49.
+    // One side is float32: visiting only the other keeps 17 instantiations
+    // per architecture instead of 81.
     if (reference.type == dtype::float32) {
         const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
         visit_stored_run<Arch>(target, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
@@ -101,7 +104,7 @@ void widen_typed(const Source* source, std::size_t n, bool quantized, float scal
             scale = 1.0f;
             zero_point = 0;
         }
-        if (std::is_same_v<Source, bfloat16> || widens_in_registers(dtype_of<Source>::value, zero_point)) {
+        if (is_stored_float<Source> || widens_in_registers(dtype_of<Source>::value, zero_point)) {
             // The same widening the fused kernel does in registers.
             const widening_source<Arch, Source> widened{source, scale, zero_point};
             if constexpr (lanes<Arch, float>::width > 1)
@@ -124,11 +127,13 @@ void widen_entry(const void* source, dtype type, std::size_t n, bool quantized, 
     switch (type) {
     case dtype::float16: return widen_typed<Arch>(static_cast<const float16*>(source), n, quantized, scale, zero_point, out);
     case dtype::bfloat16: return widen_typed<Arch>(static_cast<const bfloat16*>(source), n, quantized, scale, zero_point, out);
+    case dtype::float8_e4m3fn: return widen_typed<Arch>(static_cast<const float8_e4m3fn*>(source), n, quantized, scale, zero_point, out);
+    case dtype::float8_e5m2: return widen_typed<Arch>(static_cast<const float8_e5m2*>(source), n, quantized, scale, zero_point, out);
     case dtype::int8: return widen_typed<Arch>(static_cast<const std::int8_t*>(source), n, quantized, scale, zero_point, out);
     case dtype::uint8: return widen_typed<Arch>(static_cast<const std::uint8_t*>(source), n, quantized, scale, zero_point, out);
     case dtype::int16: return widen_typed<Arch>(static_cast<const std::int16_t*>(source), n, quantized, scale, zero_point, out);
     case dtype::uint16: return widen_typed<Arch>(static_cast<const std::uint16_t*>(source), n, quantized, scale, zero_point, out);
-    default: NUMGAP_ASSERT(false && "widen_f32 handles 16-bit floats and 8/16-bit integers only");
+    default: NUMGAP_ASSERT(false && "widen_f32 handles 16-bit floats, float8 e4m3fn/e5m2 and 8/16-bit integers only");
     }
 }
 template <class Arch>
