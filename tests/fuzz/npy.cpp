@@ -1,6 +1,6 @@
 // libFuzzer target: one .npy file (io/npy.hpp). The input is the file's bytes.
-// Parses the header - undeclared, then, if refused, declared bfloat16 so the
-// opaque '<V2' path runs too - builds the view (fortran_order strides
+// Parses the header - undeclared, then, if refused, declared bfloat16 and
+// float8_e4m3fn so the opaque '<V2' and '|V1' paths run too - builds the view (fortran_order strides
 // included) and reads every element through the kernels (fuzz_support.hpp).
 #include <cstddef>
 #include <cstdint>
@@ -48,11 +48,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         parse_and_read(bytes, std::nullopt);
     } catch (const numgap::error& failure) {
         numgap::fuzz::refused(failure);
-        // A declared 2-byte dtype is what makes an opaque '<V2' record readable.
-        try {
-            parse_and_read(bytes, numgap::dtype::bfloat16);
-        } catch (const numgap::error& declared_failure) {
-            numgap::fuzz::refused(declared_failure);
+        // A declared dtype of the record's width is what makes an opaque
+        // '<V2' (bfloat16) or '|V1' (float8) record readable.
+        for (const numgap::dtype declared : {numgap::dtype::bfloat16, numgap::dtype::float8_e4m3fn}) {
+            try {
+                parse_and_read(bytes, declared);
+            } catch (const numgap::error& declared_failure) {
+                numgap::fuzz::refused(declared_failure);
+            }
         }
     }
     return 0;
