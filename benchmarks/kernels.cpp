@@ -1,6 +1,6 @@
 // Fused metric kernel benchmarks (issue: "Kernels: one pass, SIMD, accurate").
 // For each dtype pair (f32/f32, f32/f16, f32/bf16, f32/u8 quantized, f32/f32
-// with an NHWC target) and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
+// with an NHWC target, f32/float8_e4m3fn, f32/float8_e5m2) and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
 // one binary so ratios are side by side:
 //   BM_fused_<pair>_<arch>      validate + plan + one fused pass computing
 //                               cosine + atol + mse + max_abs
@@ -63,8 +63,9 @@
 
 namespace {
 
-enum class pair_kind { f32, f16, bf16, u8, nhwc };
-constexpr pair_kind all_kinds[] = {pair_kind::f32, pair_kind::f16, pair_kind::bf16, pair_kind::u8, pair_kind::nhwc};
+enum class pair_kind { f32, f16, bf16, u8, nhwc, e4m3, e5m2 };
+constexpr pair_kind all_kinds[] = {pair_kind::f32, pair_kind::f16,  pair_kind::bf16, pair_kind::u8,
+                                   pair_kind::nhwc, pair_kind::e4m3, pair_kind::e5m2};
 constexpr std::int64_t sizes[] = {1 << 10, 1 << 12, 1 << 16, 1 << 20, 1 << 26};
 constexpr float u8_scale = 0.02f;
 constexpr std::int32_t u8_zero_point = 128;
@@ -77,12 +78,16 @@ const char* name_of(pair_kind kind) {
     case pair_kind::bf16: return "f32_bf16";
     case pair_kind::u8: return "f32_u8q";
     case pair_kind::nhwc: return "f32_f32nhwc";
+    case pair_kind::e4m3: return "f32_e4m3";
+    case pair_kind::e5m2: return "f32_e5m2";
     }
     return "?";
 }
 
 std::size_t target_bytes(pair_kind kind) {
-    return kind == pair_kind::f16 || kind == pair_kind::bf16 ? 2 : kind == pair_kind::u8 ? 1 : 4;
+    return kind == pair_kind::f16 || kind == pair_kind::bf16                                ? 2
+           : kind == pair_kind::u8 || kind == pair_kind::e4m3 || kind == pair_kind::e5m2 ? 1
+                                                                                          : 4;
 }
 
 // One allocation per (pair, size), touched once so page faults stay out of the timings.
@@ -92,6 +97,8 @@ struct pair_data {
     std::vector<numgap::float16> target_f16;
     std::vector<numgap::bfloat16> target_bf16;
     std::vector<std::uint8_t> target_u8;
+    std::vector<numgap::float8_e4m3fn> target_e4m3;
+    std::vector<numgap::float8_e5m2> target_e5m2;
     std::int64_t shape[4]{};
     std::int64_t stored_shape[4]{};
     numgap::tensor_view reference_view, target_view;
@@ -127,6 +134,21 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
         for (std::size_t i = 0; i < d.target_u8.size(); ++i)
             d.target_u8[i] = std::uint8_t(std::clamp(std::lround(perturbed(i) / u8_scale) + u8_zero_point, 0L, 255L));
         break;
+    // float8 by truncating a float16 (timing data, not a rounding reference):
+    // e5m2 is its top byte; e4m3fn's magnitude bits are float16's of x / 2^8
+    // shifted down 7, kept below the NaN code 0x7F (|x| < 448 here).
+    case pair_kind::e4m3:
+        d.target_e4m3.resize(std::size_t(n));
+        for (std::size_t i = 0; i < d.target_e4m3.size(); ++i) {
+            const std::uint16_t half = numgap::to_float16(perturbed(i) * 0x1p-8f).bits;
+            d.target_e4m3[i] = {std::uint8_t(((half >> 8) & 0x80) | std::min((half & 0x7fff) >> 7, 0x7e))};
+        }
+        break;
+    case pair_kind::e5m2:
+        d.target_e5m2.resize(std::size_t(n));
+        for (std::size_t i = 0; i < d.target_e5m2.size(); ++i)
+            d.target_e5m2[i] = {std::uint8_t(numgap::to_float16(perturbed(i)).bits >> 8)};
+        break;
     }
     if (kind == pair_kind::nhwc) {
         // Reference NCHW [1, C, H, W]; target stored NHWC [1, H, W, C].
@@ -147,6 +169,8 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
     case pair_kind::f32: d.target_view = numgap::tensor_view(d.target_f32.data(), shape); break;
     case pair_kind::f16: d.target_view = numgap::tensor_view(d.target_f16.data(), numgap::dtype::float16, shape); break;
     case pair_kind::bf16: d.target_view = numgap::tensor_view(d.target_bf16.data(), numgap::dtype::bfloat16, shape); break;
+    case pair_kind::e4m3: d.target_view = numgap::tensor_view(d.target_e4m3.data(), numgap::dtype::float8_e4m3fn, shape); break;
+    case pair_kind::e5m2: d.target_view = numgap::tensor_view(d.target_e5m2.data(), numgap::dtype::float8_e5m2, shape); break;
     case pair_kind::u8:
         d.target_view = numgap::tensor_view(d.target_u8.data(), shape);
         d.target_view.with_quantization(numgap::quantization::per_tensor(u8_scale, u8_zero_point));
@@ -266,6 +290,8 @@ float load_target(const pair_data& d, std::int64_t i) {
     else if constexpr (Kind == pair_kind::f16) return numgap::to_float(d.target_f16[std::size_t(i)]);
     else if constexpr (Kind == pair_kind::bf16) return numgap::to_float(d.target_bf16[std::size_t(i)]);
     else if constexpr (Kind == pair_kind::u8) return u8_scale * float(std::int32_t(d.target_u8[std::size_t(i)]) - u8_zero_point);
+    else if constexpr (Kind == pair_kind::e4m3) return numgap::to_float(d.target_e4m3[std::size_t(i)]);
+    else if constexpr (Kind == pair_kind::e5m2) return numgap::to_float(d.target_e5m2[std::size_t(i)]);
     else {
         // Reference index i = (c * H + y) * W + x maps to NHWC ((y * W + x) * C + c).
         const std::int64_t spatial = i % (d.shape[2] * d.shape[3]), c = i / (d.shape[2] * d.shape[3]);
@@ -329,6 +355,8 @@ int register_all() {
     register_scalar_loops<pair_kind::bf16>();
     register_scalar_loops<pair_kind::u8>();
     register_scalar_loops<pair_kind::nhwc>();
+    register_scalar_loops<pair_kind::e4m3>();
+    register_scalar_loops<pair_kind::e5m2>();
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
     add_sizes(benchmark::RegisterBenchmark("BM_evaluate_default_f32_f32",
                                            [](benchmark::State& s) { evaluate_api(s, pair_kind::f32, {}); }));
