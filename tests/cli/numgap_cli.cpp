@@ -570,7 +570,7 @@ TEST_CASE("cli: a run naming a file outside it exits 2 unless --allow-outside-ru
     CHECK(result.err.find("--max-inflated-mib expects a whole number of MiB") != std::string::npos);
 }
 
-TEST_CASE("cli: a .npy reference against bf16 and f16 safetensors targets (a file, a folder) names the first divergence") {
+TEST_CASE("cli: a .npy reference against bf16, f16 and float8 safetensors targets (a file, a folder) names the first divergence") {
     REQUIRE_CLI();
     using numgap_test::bytes_of;
     const fs::path dir = scratch("safetensors");
@@ -605,12 +605,26 @@ TEST_CASE("cli: a .npy reference against bf16 and f16 safetensors targets (a fil
         CHECK(json.find("\"max_abs\":{\"value\":" + ulp + ",") != std::string::npos);
         CHECK(json.find("\"max_abs\":{\"value\":8,") != std::string::npos);
     }
-    write_file(dir / "fp8.safetensors", numgap_test::safetensors_file({{"a", "F8_E4M3", "[6]", std::vector<std::byte>(6)},
+    // float8 e4m3fn: 1 + 2^-3 is one unit in the last place above 1.
+    write_file(dir / "fp8.safetensors",
+               numgap_test::safetensors_file({{"a", "F8_E4M3", "[6]", bytes_of<std::uint8_t>({0x39, 0xc0, 0x44, 0x30, 0x48, 0xb8})},
+                                              {"b", "F8_E4M3", "[6]", bytes_of<std::uint8_t>({0xb8, 0x40, 0xc4, 0xb0, 0xc8, 0x38})},
+                                              {"c", "F8_E4M3", "[6]", bytes_of<std::uint8_t>({0x38, 0xc0, 0x44, 0x30, 0x48, 0xb8})}}));
+    const cli_result fp8 = run_cli({"compare", (dir / "reference").string(), (dir / "fp8.safetensors").string(), "--metric",
+                                    "max_abs:<0.2", "--json", (dir / "fp8.json").string()},
+                                   dir);
+    CHECK_MESSAGE(fp8.status == 1, fp8.err);
+    CHECK(fp8.out.find("first divergence: b") != std::string::npos);
+    const std::string fp8_json = slurp(dir / "fp8.json");
+    CHECK(fp8_json.find("\"max_abs\":{\"value\":0.125,") != std::string::npos);
+    CHECK(fp8_json.find("\"max_abs\":{\"value\":8,") != std::string::npos);
+
+    write_file(dir / "fp4.safetensors", numgap_test::safetensors_file({{"a", "F4", "[6]", std::vector<std::byte>(3)},
                                                                        {"b", "F32", "[1]", bytes_of<float>({1})}}));
-    const cli_result fp8 = run_cli({"compare", (dir / "reference").string(), (dir / "fp8.safetensors").string()}, dir);
+    const cli_result fp4 = run_cli({"compare", (dir / "reference").string(), (dir / "fp4.safetensors").string()}, dir);
     // Listing the run does not fail on the exotic key: it is that group's error.
-    CHECK(fp8.err.find("group 'a': run '" + (dir / "fp8.safetensors").string() +
-                       "', tensor 'a': unsupported dtype F8_E4M3 in key 'a'") != std::string::npos);
-    CHECK(fp8.out.find("2 groups: 0 passed, 0 failed, 0 missing, 2 errors") != std::string::npos);
+    CHECK(fp4.err.find("group 'a': run '" + (dir / "fp4.safetensors").string() +
+                       "', tensor 'a': unsupported dtype F4 in key 'a'") != std::string::npos);
+    CHECK(fp4.out.find("2 groups: 0 passed, 0 failed, 0 missing, 2 errors") != std::string::npos);
 }
 } // TEST_SUITE("cli")
