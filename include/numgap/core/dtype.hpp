@@ -1,6 +1,16 @@
 #pragma once
 // Element types numgap reads. Two sides of a comparison may differ
 // (a float32 reference against a uint8 quantized target is the everyday case).
+//
+// Packed 4-bit integers (int4, uint4) hold two elements per byte, low nibble
+// first: element 2k is bits 0-3 of byte k, element 2k+1 bits 4-7. int4 is
+// two's complement (-8..7), uint4 is 0..15. A tensor of an odd count uses the
+// low nibble of its last byte; the spare high nibble is ignored. Views of
+// packed types are contiguous (validate_view says so otherwise), so element e
+// of a view lies in byte e / 2 of its data, nibble e % 2.
+// A tensor's size in bytes is storage_bytes(type, count), never
+// count * size_of(type): size_of is the storage unit (one byte for the packed
+// types, which holds two elements).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,13 +29,17 @@ enum class dtype : std::uint8_t {
     uint16,
     int32,
     boolean, // one byte, 0 or non-zero
+    int4,    // packed, two per byte, low nibble first, two's complement
+    uint4,   // packed, two per byte, low nibble first
 };
 
 inline constexpr dtype all_dtypes[] = {dtype::float32, dtype::float64, dtype::float16,
                                        dtype::bfloat16, dtype::int8,    dtype::uint8,
                                        dtype::int16,   dtype::uint16,  dtype::int32,
-                                       dtype::boolean};
+                                       dtype::boolean, dtype::int4,    dtype::uint4};
 
+// Bytes of one storage unit: the element, or for int4 / uint4 the byte that
+// holds two. Alignment needs this; a tensor's byte count is storage_bytes.
 constexpr std::size_t size_of(dtype type) noexcept {
     switch (type) {
     case dtype::float64: return 8;
@@ -37,9 +51,24 @@ constexpr std::size_t size_of(dtype type) noexcept {
     case dtype::uint16: return 2;
     case dtype::int8:
     case dtype::uint8:
-    case dtype::boolean: return 1;
+    case dtype::boolean:
+    case dtype::int4:
+    case dtype::uint4: return 1;
     }
     return 0;
+}
+
+constexpr bool is_packed(dtype type) noexcept { return type == dtype::int4 || type == dtype::uint4; }
+
+// Bits one element occupies in memory (4 for the packed types); 0 if unknown.
+constexpr std::size_t bits_of(dtype type) noexcept { return is_packed(type) ? 4 : 8 * size_of(type); }
+
+// Bytes `count` elements occupy, rounded up to whole bytes (an odd count of a
+// packed type leaves half of the last byte unused). Precondition: the product
+// count * bits_of(type) fits in 64 bits (readers check shapes with
+// detail::checked_storage_bytes first).
+constexpr std::uint64_t storage_bytes(dtype type, std::uint64_t count) noexcept {
+    return is_packed(type) ? count / 2 + count % 2 : count * size_of(type);
 }
 
 constexpr std::string_view name_of(dtype type) noexcept {
@@ -54,13 +83,15 @@ constexpr std::string_view name_of(dtype type) noexcept {
     case dtype::uint16: return "uint16";
     case dtype::int32: return "int32";
     case dtype::boolean: return "bool";
+    case dtype::int4: return "int4";
+    case dtype::uint4: return "uint4";
     }
     return "unknown";
 }
 
 constexpr bool is_integer(dtype type) noexcept {
     return type == dtype::int8 || type == dtype::uint8 || type == dtype::int16 ||
-           type == dtype::uint16 || type == dtype::int32;
+           type == dtype::uint16 || type == dtype::int32 || type == dtype::int4 || type == dtype::uint4;
 }
 
 constexpr bool is_floating(dtype type) noexcept {
@@ -68,7 +99,7 @@ constexpr bool is_floating(dtype type) noexcept {
            type == dtype::bfloat16;
 }
 
-// Accepts the canonical names above plus common aliases ("f32", "fp16", "bf16", "u8", "bool_").
+// Accepts the canonical names above plus common aliases ("f32", "fp16", "bf16", "u8", "bool_", "i4", "u4").
 constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
     struct alias {
         std::string_view text;
@@ -84,6 +115,8 @@ constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
         {"int16", dtype::int16},      {"i16", dtype::int16},        {"uint16", dtype::uint16},
         {"u16", dtype::uint16},       {"int32", dtype::int32},      {"i32", dtype::int32},
         {"bool", dtype::boolean},     {"bool_", dtype::boolean},    {"boolean", dtype::boolean},
+        {"int4", dtype::int4},        {"i4", dtype::int4},          {"uint4", dtype::uint4},
+        {"u4", dtype::uint4},
     };
     for (const alias& candidate : aliases)
         if (candidate.text == text) return candidate.type;
