@@ -24,6 +24,7 @@
 // validate_view (kernels/plan/validate_pair.hpp) checks counts, axis, finite
 // non-zero scales and a block-quantized view's layout (contiguous storage).
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace numgap {
@@ -57,5 +58,20 @@ struct quantization {
 
 // A possibly negative axis (-1: the last) as a dimension index of a view of `rank`.
 constexpr int resolved_axis(int axis, int rank) noexcept { return axis < 0 ? axis + rank : axis; }
+
+// How many scales block quantization of `shape` along `axis` in blocks of
+// `block_size` needs: outer * ceil(length / block_size) * inner; nullopt for
+// an axis out of range or a block size below 1. Never overflows: the count
+// is at most the element count (or the product of the other dimensions).
+constexpr std::optional<std::int64_t> block_parameter_count(std::span<const std::int64_t> shape, int axis,
+                                                            std::int64_t block_size) noexcept {
+    const int dimension = resolved_axis(axis, int(shape.size()));
+    if (dimension < 0 || dimension >= int(shape.size()) || block_size < 1) return std::nullopt;
+    const std::int64_t length = shape[std::size_t(dimension)];
+    std::int64_t count = length / block_size + (length % block_size != 0 ? 1 : 0);
+    for (std::size_t d = 0; d < shape.size(); ++d)
+        if (int(d) != dimension) count *= shape[d];
+    return count;
+}
 
 } // namespace numgap

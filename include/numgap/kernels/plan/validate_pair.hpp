@@ -63,12 +63,8 @@ void validate_blocks(const tensor_view& view, const Who& who_text, const Where& 
                                     (view.has_axis_order() ? ", with an axis_order" : "") +
                                     "); block scales are laid out over contiguous storage");
     const std::int64_t length = view.shape(axis);
-    std::int64_t outer = 1, inner = 1;
-    for (int d = 0; d < axis; ++d) outer *= view.shape(d);
-    for (int d = axis + 1; d < view.rank(); ++d) inner *= view.shape(d);
-    // No overflow: ceil(length / block) <= length, so the product is at most the view's size.
-    const std::int64_t blocks_per_row = (length + q.block_size - 1) / q.block_size;
-    const std::int64_t expected = outer * blocks_per_row * inner;
+    const std::int64_t blocks_per_row = length / q.block_size + (length % q.block_size != 0 ? 1 : 0);
+    const std::int64_t expected = *block_parameter_count(view.shape(), axis, q.block_size);
     const std::string layout = "of " + std::to_string(q.block_size) + " along axis " + std::to_string(q.axis) +
                                " (length " + std::to_string(length) + ": " + std::to_string(blocks_per_row) +
                                " block(s) per row, " + std::to_string(expected) + " in all)";
