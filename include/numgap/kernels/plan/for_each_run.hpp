@@ -65,9 +65,9 @@ inline stored_run stored_run_at(const pair_plan& plan, const plan_side& side, st
     }
     if (side.block_scales != nullptr) {
         // runs_in_registers: the row is the block axis, so element / length is its index.
-        const std::int64_t row = element / side.block_axis_length;
-        run.block_scales = side.block_scales + row * side.blocks_per_row;
-        run.block_zero_points = side.block_zero_points ? side.block_zero_points + row * side.blocks_per_row : nullptr;
+        const std::int64_t block_row = element / side.block_axis_length;
+        run.block_scales = side.block_scales + block_row * side.blocks_per_row;
+        run.block_zero_points = side.block_zero_points ? side.block_zero_points + block_row * side.blocks_per_row : nullptr;
         run.offset_in_row = std::uint32_t(element % side.block_axis_length);
         run.block_size = std::uint32_t(side.block_size);
         run.divider = side.block_divider_of_size;
