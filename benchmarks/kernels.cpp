@@ -1,6 +1,8 @@
 // Fused metric kernel benchmarks (issue: "Kernels: one pass, SIMD, accurate").
 // For each dtype pair (f32/f32, f32/f16, f32/bf16, f32/u8 quantized, f32/f32
-// with an NHWC target, f32/float8_e4m3fn, f32/float8_e5m2) and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
+// with an NHWC target, f32/float8_e4m3fn, f32/float8_e5m2, f32/int4
+// block-quantized with blocks of 32 along the last axis and one float32 scale
+// per block, "f32_i4b32") and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
 // one binary so ratios are side by side:
 //   BM_fused_<pair>_<arch>      validate + plan + one fused pass computing
 //                               cosine + atol + mse + max_abs
@@ -32,7 +34,8 @@
 //                               the benchmark's label): the memory-bandwidth
 //                               ceiling.
 // Bytes processed count both inputs as stored (e.g. 5 bytes per element for
-// f32/u8). Build: see the report / README; run single-threaded.
+// f32/u8; 4 + 1/2 + 4/32 for f32/i4b32: the nibbles and the block scales,
+// which the bandwidth loop reads as one stream of codes then scales). Build: see the report / README; run single-threaded.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -63,9 +66,10 @@
 
 namespace {
 
-enum class pair_kind { f32, f16, bf16, u8, nhwc, e4m3, e5m2 };
-constexpr pair_kind all_kinds[] = {pair_kind::f32, pair_kind::f16,  pair_kind::bf16, pair_kind::u8,
-                                   pair_kind::nhwc, pair_kind::e4m3, pair_kind::e5m2};
+enum class pair_kind { f32, f16, bf16, u8, nhwc, e4m3, e5m2, i4b32 };
+constexpr pair_kind all_kinds[] = {pair_kind::f32,  pair_kind::f16,  pair_kind::bf16, pair_kind::u8,
+                                   pair_kind::nhwc, pair_kind::e4m3, pair_kind::e5m2, pair_kind::i4b32};
+constexpr std::int64_t i4_block = 32;
 constexpr std::int64_t sizes[] = {1 << 10, 1 << 12, 1 << 16, 1 << 20, 1 << 26};
 constexpr float u8_scale = 0.02f;
 constexpr std::int32_t u8_zero_point = 128;
@@ -80,14 +84,16 @@ const char* name_of(pair_kind kind) {
     case pair_kind::nhwc: return "f32_f32nhwc";
     case pair_kind::e4m3: return "f32_e4m3";
     case pair_kind::e5m2: return "f32_e5m2";
+    case pair_kind::i4b32: return "f32_i4b32";
     }
     return "?";
 }
 
-std::size_t target_bytes(pair_kind kind) {
-    return kind == pair_kind::f16 || kind == pair_kind::bf16                                ? 2
-           : kind == pair_kind::u8 || kind == pair_kind::e4m3 || kind == pair_kind::e5m2 ? 1
-                                                                                          : 4;
+// Bytes of the target per element, as read.
+double target_bytes(pair_kind kind) {
+    if (kind == pair_kind::i4b32) return 0.5 + 4.0 / double(i4_block);
+    if (kind == pair_kind::f16 || kind == pair_kind::bf16) return 2;
+    return kind == pair_kind::u8 || kind == pair_kind::e4m3 || kind == pair_kind::e5m2 ? 1 : 4;
 }
 
 // One allocation per (pair, size), touched once so page faults stay out of the timings.
@@ -99,6 +105,10 @@ struct pair_data {
     std::vector<std::uint8_t> target_u8;
     std::vector<numgap::float8_e4m3fn> target_e4m3;
     std::vector<numgap::float8_e5m2> target_e5m2;
+    // f32_i4b32: n / 2 bytes of nibbles, then n / 32 float32 scales, in one buffer.
+    std::vector<std::uint32_t> target_i4_storage;
+    const std::uint8_t* target_i4 = nullptr;
+    const float* target_i4_scales = nullptr;
     std::int64_t shape[4]{};
     std::int64_t stored_shape[4]{};
     numgap::tensor_view reference_view, target_view;
@@ -149,6 +159,26 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
         for (std::size_t i = 0; i < d.target_e5m2.size(); ++i)
             d.target_e5m2[i] = {std::uint8_t(numgap::to_float16(perturbed(i)).bits >> 8)};
         break;
+    case pair_kind::i4b32: {
+        // Symmetric int4 per block of 32 (GPTQ-style): scale = max |x| / 7.
+        const std::size_t count = std::size_t(n), blocks = count / std::size_t(i4_block);
+        d.target_i4_storage.assign(count / 8 + blocks, 0);
+        auto* codes = reinterpret_cast<std::uint8_t*>(d.target_i4_storage.data());
+        auto* scales = reinterpret_cast<float*>(d.target_i4_storage.data() + count / 8);
+        for (std::size_t b = 0; b < blocks; ++b) {
+            float largest = 0;
+            for (std::size_t i = b * std::size_t(i4_block); i < (b + 1) * std::size_t(i4_block); ++i)
+                largest = std::max(largest, std::fabs(perturbed(i)));
+            scales[b] = largest > 0 ? largest / 7.0f : 1.0f;
+        }
+        for (std::size_t i = 0; i < count; ++i) {
+            const long q = std::clamp(std::lround(perturbed(i) / scales[i / std::size_t(i4_block)]), -8L, 7L);
+            codes[i / 2] = std::uint8_t(codes[i / 2] | ((q & 0xf) << (4 * (i % 2))));
+        }
+        d.target_i4 = codes;
+        d.target_i4_scales = scales;
+        break;
+    }
     }
     if (kind == pair_kind::nhwc) {
         // Reference NCHW [1, C, H, W]; target stored NHWC [1, H, W, C].
@@ -175,6 +205,11 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
         d.target_view = numgap::tensor_view(d.target_u8.data(), shape);
         d.target_view.with_quantization(numgap::quantization::per_tensor(u8_scale, u8_zero_point));
         break;
+    case pair_kind::i4b32:
+        d.target_view = numgap::tensor_view(d.target_i4, numgap::dtype::int4, shape);
+        d.target_view.with_quantization(numgap::quantization::blocks(
+            -1, i4_block, std::span<const float>(d.target_i4_scales, std::size_t(n / i4_block))));
+        break;
     default: break;
     }
     return d;
@@ -182,7 +217,7 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
 
 void set_counters(benchmark::State& state, pair_kind kind, std::int64_t n) {
     state.SetItemsProcessed(state.iterations() * n);
-    state.SetBytesProcessed(state.iterations() * n * std::int64_t(4 + target_bytes(kind)));
+    state.SetBytesProcessed(state.iterations() * std::int64_t(double(n) * (4 + target_bytes(kind))));
 }
 
 void fused(benchmark::State& state, pair_kind kind, numgap::kernels::kernel_table table) {
@@ -292,7 +327,10 @@ float load_target(const pair_data& d, std::int64_t i) {
     else if constexpr (Kind == pair_kind::u8) return u8_scale * float(std::int32_t(d.target_u8[std::size_t(i)]) - u8_zero_point);
     else if constexpr (Kind == pair_kind::e4m3) return numgap::to_float(d.target_e4m3[std::size_t(i)]);
     else if constexpr (Kind == pair_kind::e5m2) return numgap::to_float(d.target_e5m2[std::size_t(i)]);
-    else {
+    else if constexpr (Kind == pair_kind::i4b32) {
+        const int nibble = (d.target_i4[i / 2] >> (4 * (i % 2))) & 0xf;
+        return d.target_i4_scales[i / i4_block] * float(nibble >= 8 ? nibble - 16 : nibble);
+    } else {
         // Reference index i = (c * H + y) * W + x maps to NHWC ((y * W + x) * C + c).
         const std::int64_t spatial = i % (d.shape[2] * d.shape[3]), c = i / (d.shape[2] * d.shape[3]);
         return d.target_f32[std::size_t(spatial * nhwc_channels + c)];
@@ -327,7 +365,7 @@ void xtensor_expressions(benchmark::State& state) {
 void bandwidth(benchmark::State& state, pair_kind kind) {
     const std::int64_t n = state.range(0);
     pair_data& d = data_for(kind, n);
-    const std::size_t bytes = std::size_t(n) * target_bytes(kind);
+    const auto bytes = std::size_t(double(n) * target_bytes(kind));
     const numgap::kernels::kernel_table table = numgap::kernels::active_kernels();
     for (auto _ : state) {
         std::uint64_t folded = table.read_two_streams(d.reference.data(), std::size_t(n) * 4, d.target_view.data(), bytes);
@@ -357,6 +395,7 @@ int register_all() {
     register_scalar_loops<pair_kind::nhwc>();
     register_scalar_loops<pair_kind::e4m3>();
     register_scalar_loops<pair_kind::e5m2>();
+    register_scalar_loops<pair_kind::i4b32>();
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
     add_sizes(benchmark::RegisterBenchmark("BM_evaluate_default_f32_f32",
                                            [](benchmark::State& s) { evaluate_api(s, pair_kind::f32, {}); }));

@@ -29,6 +29,24 @@ TEST_CASE("every dtype has a size, a distinct name that parses back, and one cla
     CHECK(numgap::size_of(static_cast<numgap::dtype>(200)) == 0);
 }
 
+TEST_CASE("packed 4-bit dtypes: names, bits, storage rounded up to whole bytes") {
+    using numgap::dtype;
+    CHECK(numgap::parse_dtype("i4") == dtype::int4);
+    CHECK(numgap::parse_dtype("u4") == dtype::uint4);
+    CHECK(numgap::parse_dtype("uint4") == dtype::uint4);
+    CHECK(numgap::is_integer(dtype::int4));
+    CHECK(numgap::is_packed(dtype::uint4));
+    CHECK_FALSE(numgap::is_packed(dtype::int8));
+    CHECK(numgap::bits_of(dtype::int4) == 4);
+    CHECK(numgap::bits_of(dtype::float16) == 16);
+    CHECK(numgap::size_of(dtype::int4) == 1); // the storage unit, which holds two
+    CHECK(numgap::storage_bytes(dtype::int4, 0) == 0);
+    CHECK(numgap::storage_bytes(dtype::int4, 1) == 1);
+    CHECK(numgap::storage_bytes(dtype::uint4, 7) == 4); // the spare nibble of the last byte
+    CHECK(numgap::storage_bytes(dtype::uint4, 8) == 4);
+    CHECK(numgap::storage_bytes(dtype::float32, 3) == 12);
+}
+
 TEST_CASE("parse_dtype accepts the common aliases and nothing else") {
     CHECK(numgap::parse_dtype("f32") == numgap::dtype::float32);
     CHECK(numgap::parse_dtype("fp16") == numgap::dtype::float16);

@@ -16,6 +16,17 @@ TEST_CASE("shape: text spells shapes as python tuples") {
     CHECK(numgap::detail::shape_text(std::vector<std::int64_t>{2, 3, 0}) == "(2, 3, 0)");
 }
 
+TEST_CASE("checked storage bytes rounds packed types up and refuses overflow") {
+    using numgap::detail::checked_storage_bytes;
+    CHECK(checked_storage_bytes(std::vector<std::int64_t>{3, 5}, numgap::dtype::int4) == 8u);
+    CHECK(checked_storage_bytes(std::vector<std::int64_t>{2, 5}, numgap::dtype::uint4) == 5u);
+    CHECK(checked_storage_bytes(std::vector<std::int64_t>{3, 5}, numgap::dtype::int16) == 30u);
+    CHECK(checked_storage_bytes(std::vector<std::int64_t>{0, 5}, numgap::dtype::int4) == 0u);
+    const std::int64_t huge = std::int64_t(1) << 62;
+    CHECK_FALSE(checked_storage_bytes(std::vector<std::int64_t>{huge, 4}, numgap::dtype::int4));
+    CHECK_FALSE(checked_storage_bytes(std::vector<std::int64_t>{-2}, numgap::dtype::uint4));
+}
+
 TEST_CASE("checked byte count multiplies and refuses overflow and negatives") {
     using numgap::detail::checked_byte_count;
     CHECK(checked_byte_count(std::vector<std::int64_t>{2, 3}, 4) == 24u);

@@ -275,6 +275,7 @@ TEST_CASE("write npy is byte identical to numpy and round trips every dtype") {
 
     for (const dtype type : numgap::all_dtypes) {
         CAPTURE(numgap::name_of(type));
+        if (numgap::is_packed(type)) continue; // NumPy has no packed type: the next test case
         std::vector<std::byte> data(2 * 3 * numgap::size_of(type));
         for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 37 + 1);
         if (type == dtype::boolean)
@@ -293,6 +294,24 @@ TEST_CASE("write npy is byte identical to numpy and round trips every dtype") {
         CHECK(std::memcmp(mapped.data() + header.data_offset, data.data(), data.size()) == 0);
         if (type == dtype::bfloat16) CHECK(header.descr == "<V2");
         if (opaque && type != dtype::bfloat16) CHECK(header.descr == "|V1");
+    }
+}
+
+TEST_CASE("write npy writes packed int4 / uint4 unpacked, one element per byte, int4 sign-extended") {
+    numgap_test::temp_directory scratch;
+    const std::array<std::uint8_t, 3> packed{0x8f, 0x71, 0x0a}; // 5 elements: f 8 1 7 a (spare nibble 0)
+    for (const dtype type : {dtype::int4, dtype::uint4}) {
+        const auto file = scratch / (std::string(numgap::name_of(type)) + ".npy");
+        numgap::io::write_npy(file, numgap::tensor_view(packed.data(), type, {5}));
+        const auto mapped = numgap::io::mapped_file::open(file);
+        const npy_header header = parse_npy_header(mapped.bytes(), file.string(), std::nullopt);
+        CHECK(header.type == (type == dtype::int4 ? dtype::int8 : dtype::uint8));
+        CHECK(header.shape == std::vector<std::int64_t>{5});
+        const std::array<std::int8_t, 5> signed_values{-1, -8, 1, 7, -6};
+        const std::array<std::uint8_t, 5> unsigned_values{15, 8, 1, 7, 10};
+        CHECK(std::memcmp(mapped.data() + header.data_offset,
+                          type == dtype::int4 ? static_cast<const void*>(signed_values.data()) : unsigned_values.data(),
+                          5) == 0);
     }
 }
 

@@ -275,7 +275,7 @@ TEST_CASE("run_directory: reads npz runs zero copy realigned and inflated") {
 TEST_CASE("run_directory: write npy load round trip for every dtype") {
     numgap_test::temp_directory run;
     for (const dtype type : numgap::all_dtypes) {
-        std::vector<std::byte> data(4 * 5 * numgap::size_of(type));
+        std::vector<std::byte> data(numgap::storage_bytes(type, 4 * 5));
         for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(type == dtype::boolean ? i % 2 : i * 13 + 5);
         numgap::io::write_npy(run / (std::string(numgap::name_of(type)) + ".npy"),
                               numgap::tensor_view(data.data(), type, {4, 5}));
@@ -290,14 +290,85 @@ TEST_CASE("run_directory: write npy load round trip for every dtype") {
     for (const dtype type : numgap::all_dtypes) {
         CAPTURE(numgap::name_of(type));
         const loaded_tensor t = dir.load(std::string(numgap::name_of(type)));
+        if (numgap::is_packed(type)) {
+            // NumPy has no packed type: written one element per byte (low nibble first, int4 sign-extended).
+            CHECK(t.view().type() == (type == dtype::int4 ? dtype::int8 : dtype::uint8));
+            for (std::int64_t e = 0; e < 20; ++e) {
+                const int nibble = (((e / 2) * 13 + 5) >> (4 * (e % 2))) & 0xf;
+                CHECK(int(at<std::int8_t>(t.view(), e)) == (type == dtype::int4 && nibble >= 8 ? nibble - 16 : nibble));
+            }
+            continue;
+        }
         CHECK(t.view().type() == type);
         CHECK(t.view().shape(0) == 4);
         CHECK(t.view().shape(1) == 5);
         CHECK(aligned(t.view()));
         const auto* bytes = static_cast<const unsigned char*>(t.view().data());
-        for (std::size_t i = 0; i < 4 * 5 * numgap::size_of(type); ++i)
+        for (std::size_t i = 0; i < numgap::storage_bytes(type, 4 * 5); ++i)
             CHECK(bytes[i] == (type == dtype::boolean ? i % 2 : (i * 13 + 5) & 0xff));
     }
+}
+
+TEST_CASE("run_directory: packed int4 raw files and graph json block quantization from tensors and files of the run") {
+    numgap_test::temp_directory run;
+    // 2 x 5 int4 (odd row and count: 10 nibbles in 5 bytes) and 3 x 3 uint4 (9 nibbles in 5 bytes).
+    run.write("w.raw", std::string("\x21\x43\x65\x87\xa9", 5));
+    run.write("u.raw", std::string("\x10\x32\x54\x76\x08", 5));
+    const std::array<float, 4> scales{0.5f, 0.25f, 2.0f, 4.0f};
+    numgap::io::write_npy(run / "w_scales.npy", numgap::tensor_view(scales.data(), {2, 2}));
+    const std::array<std::int32_t, 4> zero_points{0, 1, -1, 2};
+    std::filesystem::create_directories(run / "params");
+    numgap::io::write_npy(run / "params" / "w_zero.npy", numgap::tensor_view(zero_points.data(), {4}));
+    const std::array<float, 3> column_scales{1.0f, 2.0f, 3.0f};
+    numgap::io::write_npy(run / "u_scales.npy", numgap::tensor_view(column_scales.data(), {1, 3}));
+    run.write("graph.json", R"({"tensors": {
+    "w": {"file": "w.raw", "dtype": "i4", "shape": [2, 5],
+          "block": {"size": 3, "axis": -1, "scales": "w_scales", "zero_points": "params/w_zero.npy"}},
+    "u": {"file": "u.raw", "dtype": "uint4", "shape": [3, 3], "block": {"size": 32, "axis": 0, "scales": "u_scales.npy"}},
+    "w_scales": {}
+  }})");
+    const run_directory dir = run_directory::open(run.path());
+    const loaded_tensor w = dir.load("w");
+    CHECK(w.view().type() == dtype::int4);
+    REQUIRE(w.view().quant().per_block());
+    CHECK(w.view().quant().block_size == 3);
+    CHECK(w.view().quant().axis == -1);
+    CHECK(std::vector<float>(w.view().quant().scales.begin(), w.view().quant().scales.end()) ==
+          std::vector<float>{0.5f, 0.25f, 2.0f, 4.0f});
+    CHECK(std::vector<std::int32_t>(w.view().quant().zero_points.begin(), w.view().quant().zero_points.end()) ==
+          std::vector<std::int32_t>{0, 1, -1, 2});
+    const loaded_tensor u = dir.load("u");
+    CHECK(u.view().quant().block_size == 32); // larger than the axis: one block per column
+    CHECK(u.view().quant().zero_points.empty());
+    CHECK(u.view().size() == 9);
+
+    // Hostile or mistaken entries, each refused with the tensor and the reason.
+    auto load_error = [&](const std::string& tensors, const std::string& key) {
+        run.write("graph.json", "{\"tensors\": {" + tensors + "}}");
+        return error_of([&] { (void)run_directory::open(run.path()).load(key); });
+    };
+    const std::string raw_w = R"("w": {"file": "w.raw", "dtype": "int4", "shape": [2, 5], )";
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 2, "scales": "w_scales"}})", "w"),
+                   "holds 4 values but blocks of 2 along axis -1 need 6"));
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 3, "scales": "nowhere.npy"}})", "w"), "nowhere.npy"));
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 3, "scales": "../w_scales.npy"}})", "w"), "../w_scales.npy"));
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 0, "scales": "w_scales"}})", "w"), "block size"));
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 3}})", "w"), "has no \"scales\""));
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 3, "scales": "w_scales", "scale": 1}})", "w"),
+                   "unknown key \"scale\" in \"block\""));
+    CHECK(contains(load_error(raw_w + R"("scale": 0.5, "block": {"size": 3, "scales": "w_scales"}})", "w"),
+                   "per tensor, per channel or per block"));
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 3, "axis": 2, "scales": "w_scales"}})", "w"),
+                   "not a dimension of shape of rank 2"));
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 3, "scales": "w"}})", "w"), "quantized itself"));
+    CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "int4", "shape": [3, 5]})", "w"),
+                   "has 5 bytes but shape (3, 5) of int4 needs 8"));
+    CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "float32", "shape": [5], "block": {"size": 3, "scales": "w_scales"}})",
+                              "w"),
+                   "not an integer type"));
+    // A block size far beyond any axis is one block per row, not an overflow.
+    CHECK(contains(load_error(raw_w + R"("block": {"size": 9223372036854775807, "scales": "w_scales"}})", "w"),
+                   "holds 4 values but blocks of 9223372036854775807 along axis -1 need 2"));
 }
 
 TEST_CASE("run_directory: load is safe from several threads") {

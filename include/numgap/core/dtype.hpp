@@ -1,6 +1,16 @@
 #pragma once
 // Element types numgap reads. Two sides of a comparison may differ
 // (a float32 reference against a uint8 quantized target is the everyday case).
+//
+// Packed 4-bit integers (int4, uint4) hold two elements per byte, low nibble
+// first: element 2k is bits 0-3 of byte k, element 2k+1 bits 4-7. int4 is
+// two's complement (-8..7), uint4 is 0..15. A tensor of an odd count uses the
+// low nibble of its last byte; the spare high nibble is ignored. Views of
+// packed types are contiguous (validate_view says so otherwise), so element e
+// of a view lies in byte e / 2 of its data, nibble e % 2.
+// A tensor's size in bytes is storage_bytes(type, count), never
+// count * size_of(type): size_of is the storage unit (one byte for the packed
+// types, which holds two elements).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -23,14 +33,18 @@ enum class dtype : std::uint8_t {
     float8_e4m3fn,  // 4 exponent bits, 3 mantissa bits, no Inf (PyTorch, OCP FP8)
     float8_e5m2,    // 5 exponent bits, 2 mantissa bits: the top byte of a float16
     float8_e8m0fnu, // 2^(e - 127), the OCP MX block scale: no sign, no zero
+    int4,    // packed, two per byte, low nibble first, two's complement
+    uint4,   // packed, two per byte, low nibble first
 };
 
 inline constexpr dtype all_dtypes[] = {dtype::float32, dtype::float64, dtype::float16,
                                        dtype::bfloat16, dtype::int8,    dtype::uint8,
                                        dtype::int16,   dtype::uint16,  dtype::int32,
                                        dtype::boolean, dtype::float8_e4m3fn, dtype::float8_e5m2,
-                                       dtype::float8_e8m0fnu};
+                                       dtype::float8_e8m0fnu, dtype::int4, dtype::uint4};
 
+// Bytes of one storage unit: the element, or for int4 / uint4 the byte that
+// holds two. Alignment needs this; a tensor's byte count is storage_bytes.
 constexpr std::size_t size_of(dtype type) noexcept {
     switch (type) {
     case dtype::float64: return 8;
@@ -45,9 +59,24 @@ constexpr std::size_t size_of(dtype type) noexcept {
     case dtype::boolean:
     case dtype::float8_e4m3fn:
     case dtype::float8_e5m2:
-    case dtype::float8_e8m0fnu: return 1;
+    case dtype::float8_e8m0fnu:
+    case dtype::int4:
+    case dtype::uint4: return 1;
     }
     return 0;
+}
+
+constexpr bool is_packed(dtype type) noexcept { return type == dtype::int4 || type == dtype::uint4; }
+
+// Bits one element occupies in memory (4 for the packed types); 0 if unknown.
+constexpr std::size_t bits_of(dtype type) noexcept { return is_packed(type) ? 4 : 8 * size_of(type); }
+
+// Bytes `count` elements occupy, rounded up to whole bytes (an odd count of a
+// packed type leaves half of the last byte unused). Precondition: the product
+// count * bits_of(type) fits in 64 bits (readers check shapes with
+// detail::checked_storage_bytes first).
+constexpr std::uint64_t storage_bytes(dtype type, std::uint64_t count) noexcept {
+    return is_packed(type) ? count / 2 + count % 2 : count * size_of(type);
 }
 
 constexpr std::string_view name_of(dtype type) noexcept {
@@ -65,13 +94,15 @@ constexpr std::string_view name_of(dtype type) noexcept {
     case dtype::float8_e4m3fn: return "float8_e4m3fn";
     case dtype::float8_e5m2: return "float8_e5m2";
     case dtype::float8_e8m0fnu: return "float8_e8m0fnu";
+    case dtype::int4: return "int4";
+    case dtype::uint4: return "uint4";
     }
     return "unknown";
 }
 
 constexpr bool is_integer(dtype type) noexcept {
     return type == dtype::int8 || type == dtype::uint8 || type == dtype::int16 ||
-           type == dtype::uint16 || type == dtype::int32;
+           type == dtype::uint16 || type == dtype::int32 || type == dtype::int4 || type == dtype::uint4;
 }
 
 constexpr bool is_floating(dtype type) noexcept {
@@ -81,7 +112,8 @@ constexpr bool is_floating(dtype type) noexcept {
 }
 
 // Accepts the canonical names above plus common aliases ("f32", "fp16", "bf16", "u8", "bool_"), and
-// for float8 the spellings of ml_dtypes/ONNX ("f8e4m3"), "fp8_e4m3", "e4m3" and safetensors' "F8_E4M3".
+// for float8 the spellings of ml_dtypes/ONNX ("f8e4m3"), "fp8_e4m3", "e4m3" and safetensors' "F8_E4M3";
+// "i4" / "u4" are int4 / uint4 (NumPy's '<i4' descr is read by io/npy's own table).
 constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
     struct alias {
         std::string_view text;
@@ -104,6 +136,8 @@ constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
         {"e5m2", dtype::float8_e5m2},            {"F8_E5M2", dtype::float8_e5m2},
         {"float8_e8m0fnu", dtype::float8_e8m0fnu}, {"e8m0", dtype::float8_e8m0fnu},
         {"F8_E8M0", dtype::float8_e8m0fnu},
+        {"int4", dtype::int4},        {"i4", dtype::int4},          {"uint4", dtype::uint4},
+        {"u4", dtype::uint4},
     };
     for (const alias& candidate : aliases)
         if (candidate.text == text) return candidate.type;

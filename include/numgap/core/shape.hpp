@@ -1,7 +1,8 @@
 #pragma once
 // Shape helpers every reader needs: a shape as Python writes it ("(2, 3)",
 // "(4,)", "()": what .npy headers and NumPy users read) and the byte count of
-// a shape with overflow checked, so a hostile header's shape can be refused
+// a shape with overflow checked (checked_storage_bytes: of a shape of a
+// dtype, packed types included), so a hostile header's shape can be refused
 // before anything is allocated from it.
 // Complexity: O(rank). Throws: shape_text only std::bad_alloc.
 #include <cstddef>
@@ -9,6 +10,8 @@
 #include <optional>
 #include <span>
 #include <string>
+
+#include <numgap/core/dtype.hpp>
 
 namespace numgap::detail {
 
@@ -39,6 +42,15 @@ inline std::optional<std::uint64_t> checked_byte_count(std::span<const std::int6
             return std::nullopt;
     }
     return has_zero ? 0 : static_cast<std::uint64_t>(nonzero_product);
+}
+
+// Bytes a tensor of `shape` and `type` occupies (packed 4-bit types round up
+// to whole bytes, see dtype.hpp); nullopt on overflow as checked_byte_count.
+inline std::optional<std::uint64_t> checked_storage_bytes(std::span<const std::int64_t> shape, dtype type) {
+    if (!is_packed(type)) return checked_byte_count(shape, size_of(type));
+    const std::optional<std::uint64_t> elements = checked_byte_count(shape, 1);
+    if (!elements) return std::nullopt;
+    return storage_bytes(type, *elements);
 }
 
 } // namespace numgap::detail

@@ -67,6 +67,15 @@ public:
     // Throws numgap::error naming the file when the file the view points into
     // was truncated while mapped (see truncation_guard.hpp): call it after
     // reading the view; compare_runs does.
+    // For run_directory: block quantization (core/quantization.hpp) whose
+    // parameters it read from other tensors of the run; the view points into
+    // this tensor's own copies of them.
+    void set_block_quantization(int axis, std::int64_t block_size, std::vector<float> scales,
+                                std::vector<std::int32_t> zero_points) {
+        state_->scales = std::move(scales);
+        state_->zero_points = std::move(zero_points);
+        state_->view.with_quantization(quantization::blocks(axis, block_size, state_->scales, state_->zero_points));
+    }
     void check_intact() const {
         if (state_->mapping != nullptr && state_->buffer == nullptr && state_->aligned.empty())
             state_->mapping->check_intact();

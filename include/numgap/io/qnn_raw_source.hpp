@@ -190,10 +190,10 @@ public:
         auto [state, bytes] = map_file(spec);
         const std::string shown = (folder_ / spec.file).string();
         const std::size_t item = size_of(*inferred.type);
-        if (numgap::detail::checked_byte_count(reference_shape, item) != bytes.size())
+        if (numgap::detail::checked_storage_bytes(reference_shape, *inferred.type) != bytes.size())
             throw error(error_kind::shape,
                         "raw file '" + shown + "' has " + std::to_string(bytes.size()) + " bytes (" +
-                            (bytes.size() % item == 0 ? std::to_string(bytes.size() / item) : std::string("not a whole number of")) +
+                            (bytes.size() % item == 0 && !is_packed(*inferred.type) ? std::to_string(bytes.size() / item) : std::string("not a whole number of")) +
                             " " + std::string(name_of(*inferred.type)) + " elements), but the reference tensor '" +
                             std::string(reference.name()) + "' it is matched with has shape " +
                             numgap::detail::shape_text(reference_shape) +

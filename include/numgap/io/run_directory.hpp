@@ -10,7 +10,9 @@
 // graph.json (run_overlay.hpp). Each source's header
 // states its exact rules (keys, dtypes, order, limits); this class is the one
 // interface over all of them: keys sorted, load() by key, graph.json's nodes
-// in manifest() when the container has a graph.
+// in manifest() when the container has a graph. A tensor with graph.json's
+// "block" gets its block scales and zero points from the tensors (or files
+// of the run) it names, at load().
 //
 // Trust: nothing in a run is trusted; every file a run names is opened
 // beneath the run (confined_open.hpp) unless it lands in one of
@@ -31,10 +33,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/half.hpp>
+#include <numgap/core/quantization.hpp>
 #include <numgap/io/loaded_tensor.hpp>
 #include <numgap/io/open_run_source.hpp>
 #include <numgap/io/read_policy.hpp>
@@ -109,6 +115,91 @@ public:
 private:
     run_directory() = default;
 
+    // graph.json's "block" (run_manifest.hpp): reads the scales and zero
+    // points it names (keys of the run, else files inside it, confined like
+    // every run path) and attaches them to `tensor`'s view.
+    void attach_blocks(loaded_tensor& tensor, const tensor_spec& spec) const {
+        const tensor_spec::block_spec& block = *spec.block;
+        const tensor_view& view = tensor.view();
+        const error_location location = error_location::at_item(path_.string(), spec.key);
+        if (!is_integer(view.type()))
+            throw error(error_kind::dtype,
+                        "graph.json gives \"block\" but the tensor stores " + std::string(name_of(view.type())) +
+                            ", not an integer type",
+                        location);
+        if (view.has_axis_order())
+            throw error(error_kind::shape,
+                        "graph.json gives \"block\" and \"axis_order\"; block parameters are laid out over the "
+                        "tensor's own dimension order, so drop \"axis_order\"",
+                        location);
+        const std::optional<std::int64_t> expected = block_parameter_count(view.shape(), block.axis, block.size);
+        if (!expected)
+            throw error(error_kind::shape,
+                        "graph.json gives \"block\" axis " + std::to_string(block.axis) + " but the tensor has rank " +
+                            std::to_string(view.rank()),
+                        location);
+        std::vector<float> scales = block_parameters<float>(block.scales, "scales", spec, *expected);
+        std::vector<std::int32_t> zero_points;
+        if (!block.zero_points.empty())
+            zero_points = block_parameters<std::int32_t>(block.zero_points, "zero_points", spec, *expected);
+        tensor.set_block_quantization(block.axis, block.size, std::move(scales), std::move(zero_points));
+    }
+
+    // The values of tensor (or file) `name` as T: float scales from any
+    // float dtype, int32 zero points from any byte-addressed integer dtype.
+    template <class T>
+    std::vector<T> block_parameters(const std::string& name, std::string_view what, const tensor_spec& owner,
+                                    std::int64_t expected) const {
+        const tensor_spec* found = manifest_.find_tensor(name);
+        tensor_spec by_file;
+        if (found == nullptr) {
+            by_file.key = name;
+            by_file.file = name;
+            found = &by_file;
+        }
+        const error_location location = error_location::at_item(path_.string(), owner.key);
+        const std::string label = "block " + std::string(what) + " '" + name + "'";
+        if (found->block || found->quantized)
+            throw error(error_kind::schema, label + " is quantized itself; block parameters must be plain numbers",
+                        location);
+        const loaded_tensor parameters = source_->load(*found);
+        const tensor_view& values = parameters.view();
+        if (values.size() != expected)
+            throw error(error_kind::shape,
+                        label + " holds " + std::to_string(values.size()) + " values but blocks of " +
+                            std::to_string(owner.block->size) + " along axis " + std::to_string(owner.block->axis) +
+                            " need " + std::to_string(expected) +
+                            " (one per block: outer x ceil(axis length / size) x inner)",
+                        location);
+        const bool usable = std::is_same_v<T, float> ? is_floating(values.type())
+                                                     : is_integer(values.type()) && !is_packed(values.type());
+        if (!usable || !values.is_contiguous())
+            throw error(error_kind::dtype,
+                        label + " stores " + std::string(name_of(values.type())) +
+                            (usable ? " non-contiguously" : "") + "; block " + std::string(what) + " must be " +
+                            (std::is_same_v<T, float> ? "floating point" : "integers of 8 to 32 bits") +
+                            ", stored contiguously",
+                        location);
+        std::vector<T> converted(static_cast<std::size_t>(expected));
+        const void* data = values.data();
+        for (std::size_t i = 0; i < converted.size(); ++i) {
+            switch (values.type()) {
+            case dtype::float32: converted[i] = T(static_cast<const float*>(data)[i]); break;
+            case dtype::float64: converted[i] = T(static_cast<const double*>(data)[i]); break;
+            case dtype::float16: converted[i] = T(to_float(static_cast<const float16*>(data)[i])); break;
+            case dtype::bfloat16: converted[i] = T(to_float(static_cast<const bfloat16*>(data)[i])); break;
+            case dtype::int8: converted[i] = T(static_cast<const std::int8_t*>(data)[i]); break;
+            case dtype::uint8: converted[i] = T(static_cast<const std::uint8_t*>(data)[i]); break;
+            case dtype::int16: converted[i] = T(static_cast<const std::int16_t*>(data)[i]); break;
+            case dtype::uint16: converted[i] = T(static_cast<const std::uint16_t*>(data)[i]); break;
+            case dtype::int32: converted[i] = T(static_cast<const std::int32_t*>(data)[i]); break;
+            default: break; // excluded above
+            }
+        }
+        parameters.check_intact();
+        return converted;
+    }
+
     template <class Read>
     loaded_tensor load_with(std::string_view key, Read&& read) const {
         const tensor_spec* spec = manifest_.find_tensor(key);
@@ -118,7 +209,9 @@ private:
                             source_->missing_reason(key, manifest_) + ")",
                         error_location::at_item(path_.string(), std::string(key)));
         try {
-            return read(*spec);
+            loaded_tensor tensor = read(*spec);
+            if (spec->block) attach_blocks(tensor, *spec);
+            return tensor;
         } catch (const error& failure) {
             error_location where = failure.where();
             if (where.file.empty()) where.file = path_.string();

@@ -17,6 +17,14 @@
 // channel (`scale` an array, `zero_point` an array of the same length or one
 // integer for all, and `quant_axis`, a *stored* dimension, like
 // numgap::quantization::axis). Only integer dtypes may be quantized.
+// Block (group) quantization (core/quantization.hpp) is
+//   "block": {"size": 32, "axis": -1, "scales": "key-or-file",
+//             "zero_points": "key-or-file"}
+// with `size` >= 1, `axis` a stored dimension (negative counts from the end,
+// default -1), `scales` required and `zero_points` optional: each the key of
+// another tensor of the run or a file inside the run folder (.npy), resolved
+// when the tensor is loaded (run_directory::load). It excludes "scale",
+// "zero_point" and "quant_axis".
 //
 // Validation is strict because a silently ignored field gives wrong numbers
 // (a misspelt "zero_pont" would drop the offset): unknown keys are errors
@@ -73,6 +81,14 @@ struct tensor_spec {
     std::vector<std::int32_t> zero_points;
     int quant_axis = -1;
     bool quantized = false;
+    // Block quantization: its parameters are other tensors of the run (or
+    // files in it), named here and read by run_directory::load.
+    struct block_spec {
+        std::int64_t size = 0;
+        int axis = -1;
+        std::string scales, zero_points; // zero_points empty: all zero
+    };
+    std::optional<block_spec> block;
 };
 
 // `stored`, a shape in the tensor's stored dimension order, in the
@@ -267,7 +283,7 @@ private:
         spec.key = key;
         spec.file = key + ".npy";
         const json_value *scale = nullptr, *zero_point = nullptr, *quant_axis = nullptr, *axis_order = nullptr,
-                         *type = nullptr;
+                         *type = nullptr, *block = nullptr;
         for (const json_member& member : entry.as_object()) {
             if (member.key == "file") {
                 spec.file = string_field(member.value, context, "file");
@@ -301,10 +317,13 @@ private:
                 zero_point = &member.value;
             } else if (member.key == "quant_axis") {
                 quant_axis = &member.value;
+            } else if (member.key == "block") {
+                block = &member.value;
+                spec.block = read_block(member.value, context);
             } else {
                 fail(member.value, context + ": unknown key \"" + member.key +
                                        "\" (expected \"file\", \"dtype\", \"shape\", \"axis_order\", \"scale\", "
-                                       "\"zero_point\" or \"quant_axis\")");
+                                       "\"zero_point\", \"quant_axis\" or \"block\")");
             }
         }
         if (spec.axis_order) {
@@ -322,6 +341,22 @@ private:
                      error_kind::shape, key);
         }
         read_quantization(spec, context, scale, zero_point, quant_axis);
+        if (block != nullptr) {
+            if (spec.quantized)
+                fail(*block, context + ": \"block\" and \"scale\" are given; a tensor is quantized per tensor, per "
+                                       "channel or per block, not two of them");
+            if (spec.type && !is_integer(*spec.type))
+                fail(*type,
+                     context + ": \"block\" is given but dtype " + std::string(name_of(*spec.type)) +
+                         " is not an integer type; only integer tensors can be quantized",
+                     error_kind::dtype, key);
+            const int rank = spec.shape ? int(spec.shape->size()) : max_rank;
+            if (spec.shape && (spec.block->axis >= rank || spec.block->axis < -rank))
+                fail(*block,
+                     context + ": \"block\" axis " + std::to_string(spec.block->axis) +
+                         " is not a dimension of shape of rank " + std::to_string(rank),
+                     error_kind::shape, key);
+        }
         if (spec.quantized && spec.type && !is_integer(*spec.type))
             fail(*type,
                  context + ": \"scale\" is given but dtype " + std::string(name_of(*spec.type)) +
@@ -341,6 +376,33 @@ private:
                      error_kind::shape, key);
         }
         return spec;
+    }
+
+    tensor_spec::block_spec read_block(const json_value& value, const std::string& context) const {
+        if (!value.is_object()) fail(value, context + ": \"block\" must be an object, found " + found(value));
+        tensor_spec::block_spec block;
+        const json_value* size = nullptr;
+        bool has_scales = false;
+        for (const json_member& member : value.as_object()) {
+            if (member.key == "size") {
+                size = &member.value;
+                // Any positive size; one above the axis length is one block per row.
+                block.size = integer(member.value, context, "block size", 1, std::numeric_limits<std::int64_t>::max());
+            } else if (member.key == "axis") {
+                block.axis = int(integer(member.value, context, "block axis", -max_rank, max_rank - 1));
+            } else if (member.key == "scales" || member.key == "zero_points") {
+                std::string name = string_field(member.value, context, "block " + member.key);
+                if (name.empty()) fail(member.value, context + ": \"block\" \"" + member.key + "\" is empty");
+                (member.key == "scales" ? block.scales : block.zero_points) = std::move(name);
+                has_scales |= member.key == "scales";
+            } else {
+                fail(member.value, context + ": unknown key \"" + member.key +
+                                       "\" in \"block\" (expected \"size\", \"axis\", \"scales\" or \"zero_points\")");
+            }
+        }
+        if (size == nullptr) fail(value, context + ": \"block\" has no \"size\"");
+        if (!has_scales) fail(value, context + ": \"block\" has no \"scales\" (a tensor key or a file of the run)");
+        return block;
     }
 
     float scale_value(const json_value& value, const std::string& context) const {

@@ -151,7 +151,7 @@ inline tensor_view raw_tensor_view(std::span<const std::byte> bytes, const tenso
         throw error(error_kind::schema,
                     "'" + file + "' has no .npy header, so graph.json must give its \"dtype\" and \"shape\"",
                     error_location::at_item(file, spec.key));
-    const std::optional<std::uint64_t> needed = checked_byte_count(*spec.shape, size_of(*spec.type));
+    const std::optional<std::uint64_t> needed = numgap::detail::checked_storage_bytes(*spec.shape, *spec.type);
     if (!needed || *needed != bytes.size())
         throw error(error_kind::shape,
                     "raw file '" + file + "' has " + std::to_string(bytes.size()) + " bytes but shape " +

@@ -88,6 +88,37 @@ TEST_CASE("per-channel parameter counts must match the axis length; the axis mus
     expect_error(r, axis, "axis 3, out of range for rank 3", "'w'");
 }
 
+TEST_CASE("block quantization: counts, axis, zero-point range and layout are checked; packed views are contiguous") {
+    const std::vector<std::uint8_t> codes(12, 0x21);
+    const auto r = named(numgap::tensor_view(data.data(), {4, 6}), "w");
+    auto blocked = [&](int axis, std::int64_t block, std::span<const float> scales, std::span<const std::int32_t> zero = {}) {
+        numgap::tensor_view t(codes.data(), numgap::dtype::int4, {4, 6});
+        t.with_quantization(numgap::quantization::blocks(axis, block, scales, zero));
+        return named(t, "w_int4");
+    };
+    const std::vector<float> eight(8, 0.5f), twelve(12, 0.5f), four(4, 0.5f);
+    // 4 rows x ceil(6 / 4) = 8 along the last axis; ceil(4 / 3) x 6 = 12 along the first.
+    CHECK_NOTHROW(numgap::validate_pair(r, blocked(-1, 4, eight)));
+    CHECK_NOTHROW(numgap::validate_pair(r, blocked(0, 3, twelve)));
+    CHECK_NOTHROW(numgap::validate_pair(r, blocked(1, std::int64_t(1) << 62, four))); // one block per row
+    expect_error(r, blocked(-1, 4, twelve), "'w_int4'", "12 scales; it needs 8, one per block");
+    expect_error(r, blocked(2, 4, eight), "'w_int4'", "along axis 2, out of range for rank 2");
+    const std::vector<std::int32_t> three_zero_points(3, 0), far_zero_points(8, 1 << 25);
+    expect_error(r, blocked(-1, 4, eight, three_zero_points), "3 zero points", "none or 8");
+    expect_error(r, blocked(-1, 4, eight, far_zero_points), "zero point[0] 33554432", "beyond +-2^24");
+    std::vector<float> with_zero_scale = eight;
+    with_zero_scale[5] = 0.0f;
+    expect_error(r, blocked(-1, 4, with_zero_scale), "'w_int4'", "block scale[5]");
+    auto permuted = blocked(-1, 4, eight);
+    permuted.with_axis_order({1, 0});
+    expect_error(named(numgap::tensor_view(data.data(), {6, 4}), "w"), permuted, "'w_int4'", "with an axis_order");
+    // Packed data: two elements per byte, so only contiguous views.
+    const std::vector<std::int64_t> shape{4, 3}, transposed{1, 4};
+    expect_error(named(numgap::tensor_view(data.data(), {4, 3}), "w"),
+                 named(numgap::tensor_view(codes.data(), numgap::dtype::uint4, shape, transposed), "w_uint4"),
+                 "'w_uint4'", "packed 4-bit tensors must be stored contiguously");
+}
+
 TEST_CASE("quantization on a float tensor is rejected") {
     auto t = named(numgap::tensor_view(data.data(), {2, 3, 4}), "f");
     t.with_quantization(numgap::quantization::per_tensor(0.5f, 0));

@@ -335,7 +335,7 @@ inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::uint64
                    error_location::at_item(std::string(source), "descr"));
     }
 
-    const std::optional<std::uint64_t> needed = detail::checked_byte_count(header.shape, size_of(header.type));
+    const std::optional<std::uint64_t> needed = numgap::detail::checked_storage_bytes(header.shape, header.type);
     if (!needed)
         throw fail(error_kind::limit,
                    ".npy shape " + detail::shape_text(header.shape) + " is absurd: its size in bytes overflows 64 bits",

@@ -6,7 +6,9 @@
 // '<V2', exactly what NumPy+ml_dtypes writes (np.load(...).view(
 // ml_dtypes.bfloat16) recovers it), and the float8 types as '|V1', as NumPy
 // writes ml_dtypes' float8 arrays; reading such a file back needs the
-// declared dtype (io/npy/header.hpp).
+// declared dtype (io/npy/header.hpp). NumPy has no packed 4-bit type: int4
+// and uint4 (contiguous, as every packed view) are written unpacked, one
+// element per byte, as '|i1' / '|u1' (ml_dtypes' int4 stores them so too).
 // Complexity: O(elements). Throws: numgap::error of kind `io` naming the path
 // and the errno text (a partial file is removed); std::bad_alloc.
 #include <array>
@@ -45,6 +47,8 @@ inline std::string_view descr_of(dtype type) noexcept {
     case dtype::float8_e4m3fn:
     case dtype::float8_e5m2:
     case dtype::float8_e8m0fnu: return "|V1";
+    case dtype::int4: return "|i1";
+    case dtype::uint4: return "|u1";
     }
     return "";
 }
@@ -82,7 +86,21 @@ inline void write_npy(const std::filesystem::path& path, const tensor_view& view
     const std::size_t item = size_of(view.type());
     const std::int64_t count = view.size();
     if (ok && count > 0) {
-        if (view.is_contiguous()) {
+        if (is_packed(view.type())) {
+            // One byte per element, sign-extended for int4 (dtype.hpp's layout).
+            std::vector<std::uint8_t> buffer;
+            buffer.reserve(std::size_t(1) << 16);
+            const auto* packed = static_cast<const std::uint8_t*>(view.data());
+            const bool is_signed = view.type() == dtype::int4;
+            for (std::int64_t n = 0; n < count && ok; ++n) {
+                const unsigned nibble = (packed[n / 2] >> (4 * (n % 2))) & 0xfu;
+                buffer.push_back(std::uint8_t(is_signed && nibble >= 8 ? nibble | 0xf0u : nibble));
+                if (buffer.size() >= (std::size_t(1) << 16) || n + 1 == count) {
+                    ok = std::fwrite(buffer.data(), 1, buffer.size(), file) == buffer.size();
+                    buffer.clear();
+                }
+            }
+        } else if (view.is_contiguous()) {
             ok = std::fwrite(view.data(), item, std::size_t(count), file) == std::size_t(count);
         } else {
             // Gather in row-major order through a small buffer.

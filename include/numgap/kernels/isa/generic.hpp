@@ -12,6 +12,11 @@
 //     (integers as scale * float(q - zero_point)), element by element through
 //     widen_one, which compilers vectorise.
 //   widen_one(value, scale, zero_point): that conversion of one element.
+//   nibble_code<Codes>(bytes, e): packed 4-bit code e (core/dtype.hpp's
+//     layout: byte e / 2, low nibble first), sign-extended for int4_codes.
+//   widen_nibbles_to_float32<Arch, Codes>(tag, bytes, scale, zero_point): one
+//     vector of float32 from `width` packed codes starting at a byte
+//     boundary, as scale * float(q - zero_point), element by element here.
 //   transpose_block_width(tag) / transpose_block(tag, ...): the side of the
 //     in-register transpose block and the block itself (1 here: one element;
 //     transpose_tile.hpp then uses its scalar loop throughout).
@@ -29,6 +34,17 @@
 #include <numgap/core/isa_namespace.hpp>
 #include <numgap/kernels/isa/register_barrier.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
+
+namespace numgap::kernels::detail {
+// The element types of packed 4-bit data (core/dtype.hpp: int4, uint4), as
+// tags for the sources and widening operations that read them.
+struct int4_codes {
+    static constexpr bool is_signed = true;
+};
+struct uint4_codes {
+    static constexpr bool is_signed = false;
+};
+} // namespace numgap::kernels::detail
 
 namespace numgap::kernels::detail::isa {
 inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
@@ -68,6 +84,25 @@ xsimd::batch<float, Arch> widen_to_float32(xsimd::generic, const Stored* p, floa
     constexpr std::size_t width = xsimd::batch<float, Arch>::size;
     alignas(64) float values[width]; // not std::array: its members are shared symbols
     for (std::size_t k = 0; k < width; ++k) values[k] = widen_one(p[k], scale, zero_point);
+    return xsimd::batch<float, Arch>::load_aligned(values);
+}
+
+template <class Codes>
+std::int32_t nibble_code(const std::uint8_t* bytes, std::size_t element) noexcept {
+    const std::int32_t nibble = std::int32_t(bytes[element / 2] >> (4 * (element % 2))) & 0xf;
+    if constexpr (Codes::is_signed)
+        return (nibble ^ 8) - 8; // two's complement: 8..15 are -8..-1
+    else
+        return nibble;
+}
+
+template <class Arch, class Codes>
+xsimd::batch<float, Arch> widen_nibbles_to_float32(xsimd::generic, const std::uint8_t* bytes, float scale,
+                                                   std::int32_t zero_point) noexcept {
+    constexpr std::size_t width = xsimd::batch<float, Arch>::size;
+    alignas(64) float values[width];
+    for (std::size_t k = 0; k < width; ++k)
+        values[k] = keep_rounded(scale * float(nibble_code<Codes>(bytes, k) - zero_point));
     return xsimd::batch<float, Arch>::load_aligned(values);
 }
 

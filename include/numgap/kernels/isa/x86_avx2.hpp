@@ -12,11 +12,14 @@
 //   widen_to_float32 (AVX2; float16 and float8 also need F16C): one vector of
 //     8 float32 by zero/sign-extending loads (vpmovzx/vpmovsx) or vcvtph2ps
 //     (float8 by way of float16: core/float8.hpp).
+//   widen_nibbles_to_float32 (AVX2): 8 packed 4-bit codes from 4 bytes.
 // Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
 #include <numgap/kernels/isa/generic.hpp>
 
 #if defined(__AVX__)
 #include <immintrin.h>
+
+#include <cstring>
 
 namespace numgap::kernels::detail::isa {
 inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
@@ -110,6 +113,23 @@ xsimd::batch<float, Arch> widen_to_float32(xsimd::avx2, const Stored* p, float s
         const __m256 shifted = _mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(zero_point)));
         return _mm256_mul_ps(_mm256_set1_ps(scale), shifted);
     }
+}
+
+// 8 packed 4-bit codes from 4 bytes, as the AVX-512 form (x86_avx512.hpp).
+template <class Arch, class Codes>
+xsimd::batch<float, Arch> widen_nibbles_to_float32(xsimd::avx2, const std::uint8_t* bytes, float scale,
+                                                   std::int32_t zero_point) noexcept {
+    std::int32_t four_bytes;
+    std::memcpy(&four_bytes, bytes, sizeof four_bytes);
+    const __m128i packed = _mm_cvtsi32_si128(four_bytes);
+    const __m256i doubled = _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(packed, packed));
+    __m256i q;
+    if constexpr (Codes::is_signed)
+        q = _mm256_srai_epi32(_mm256_sllv_epi32(doubled, _mm256_set_epi32(24, 28, 24, 28, 24, 28, 24, 28)), 28);
+    else
+        q = _mm256_and_si256(_mm256_srlv_epi32(doubled, _mm256_set_epi32(4, 0, 4, 0, 4, 0, 4, 0)), _mm256_set1_epi32(0xf));
+    const __m256 shifted = _mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(zero_point)));
+    return _mm256_mul_ps(_mm256_set1_ps(scale), shifted);
 }
 #endif
 

@@ -17,6 +17,9 @@
 //   widen_to_float32: 16 float16 (vcvtph2ps), bfloat16 or 8/16-bit integers
 //     (vpmovzx/vpmovsx), or float8 e4m3fn / e5m2 (by way of float16) to one
 //     vector of float32.
+//   widen_nibbles_to_float32: 16 packed 4-bit codes from 8 bytes: each byte
+//     doubled, zero-extended to 32 bits, then each lane's nibble moved into
+//     place by a per-lane shift (arithmetic for int4, sign-extending).
 //   widen_float16_vectors: 16 float16 per vcvtph2ps, except vectors holding a
 //     NaN, converted portably (vcvtph2ps would quiet a signalling NaN).
 //   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements.
@@ -118,6 +121,25 @@ xsimd::batch<float, Arch> widen_to_float32(xsimd::avx512f, const Stored* p, floa
         const __m512 shifted = _mm512_maskz_cvtepi32_ps(all_16_lanes, _mm512_sub_epi32(q, _mm512_set1_epi32(zero_point)));
         return _mm512_mul_ps(_mm512_set1_ps(scale), shifted);
     }
+}
+
+template <class Arch, class Codes>
+xsimd::batch<float, Arch> widen_nibbles_to_float32(xsimd::avx512f, const std::uint8_t* bytes, float scale,
+                                                   std::int32_t zero_point) noexcept {
+    const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
+    // Lane 2k and 2k+1 both hold byte k: the low nibble is lane 2k's code.
+    const __m512i doubled = _mm512_maskz_cvtepu8_epi32(all_16_lanes, _mm_unpacklo_epi8(packed, packed));
+    __m512i q;
+    if constexpr (Codes::is_signed) {
+        // Even lanes: the low nibble to bits 28-31; odd lanes: the high one.
+        const __m512i to_top = _mm512_set_epi32(24, 28, 24, 28, 24, 28, 24, 28, 24, 28, 24, 28, 24, 28, 24, 28);
+        q = _mm512_maskz_srai_epi32(all_16_lanes, _mm512_maskz_sllv_epi32(all_16_lanes, doubled, to_top), 28);
+    } else {
+        const __m512i to_bottom = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
+        q = _mm512_and_si512(_mm512_maskz_srlv_epi32(all_16_lanes, doubled, to_bottom), _mm512_set1_epi32(0xf));
+    }
+    const __m512 shifted = _mm512_maskz_cvtepi32_ps(all_16_lanes, _mm512_sub_epi32(q, _mm512_set1_epi32(zero_point)));
+    return _mm512_mul_ps(_mm512_set1_ps(scale), shifted);
 }
 
 inline std::size_t widen_float16_vectors(xsimd::avx512f, const float16* source, std::size_t n, float* out) noexcept {

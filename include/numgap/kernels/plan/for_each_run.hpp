@@ -11,8 +11,12 @@
 // elements; the block path gathers across rows instead), a dtype pair that
 // run_f32 reads, no float64, and per-channel parameters only along an outer
 // dimension (NCHW per-channel data: constant within a row), with every zero
-// point in the exact range. Everything else (NHWC layouts, per-channel along
-// the innermost axis, int32, bool, float64) takes for_each_block.
+// point in the exact range. Block-quantized sides (core/quantization.hpp)
+// run in registers when their blocks lie along the innermost plan dimension
+// (blocks along the last axis: block_source.hpp), rows below 2^31 elements;
+// each run then stays within one row. Everything else (NHWC layouts,
+// per-channel along the innermost axis, blocks along another axis, int32,
+// bool, float64) takes for_each_block.
 //
 // Runs come in reference order and split only at row ends and at begin/end.
 // Complexity: runs_in_registers O(rank + channels); for_each_run O(rank) per
@@ -34,6 +38,9 @@ inline bool runs_in_registers(const pair_plan& plan) noexcept {
     if (plan.shape[std::size_t(last)] < shortest_run) return false;
     auto side_reads = [&](const plan_side& side) {
         if (side.strides[std::size_t(last)] != 1) return false;
+        if (side.block_scales != nullptr)
+            return side.block_dim == last && side.block_inner == 1 && side.block_axis_length < longest_block_row &&
+                   (side.type == dtype::int8 || side.type == dtype::uint8 || is_packed(side.type));
         if (side.scales == nullptr) return widens_in_registers(side.type, side.zero_point);
         if (side.channel_dim == last) return false;
         if (side.zero_points != nullptr)
@@ -52,7 +59,19 @@ inline stored_run stored_run_at(const pair_plan& plan, const plan_side& side, st
     const std::int64_t element = start.element + offset_in_row; // unit stride along the row
     const std::int64_t channel = start.channel;
     stored_run run{side.base + element * std::int64_t(size_of(side.type)), side.type, 1.0f, 0};
-    if (side.scales != nullptr) {
+    if (is_packed(side.type)) {
+        run.data = side.base + element / 2;
+        run.nibble = std::uint8_t(element % 2);
+    }
+    if (side.block_scales != nullptr) {
+        // runs_in_registers: the row is the block axis, so element / length is its index.
+        const std::int64_t block_row = element / side.block_axis_length;
+        run.block_scales = side.block_scales + block_row * side.blocks_per_row;
+        run.block_zero_points = side.block_zero_points ? side.block_zero_points + block_row * side.blocks_per_row : nullptr;
+        run.offset_in_row = std::uint32_t(element % side.block_axis_length);
+        run.block_size = std::uint32_t(side.block_size);
+        run.divider = side.block_divider_of_size;
+    } else if (side.scales != nullptr) {
         run.scale = side.scales[channel];
         run.zero_point = side.zero_points != nullptr ? side.zero_points[channel] : 0;
     } else if (side.quantized) {

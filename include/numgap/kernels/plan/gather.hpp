@@ -11,7 +11,11 @@
 // every pass sees the same values (q - zero_point is formed exactly, never in
 // int32; above 2^24 in magnitude, i.e. int32 data or an extreme zero point, it
 // rounds to float32); per-channel parameters are looked up by the element's
-// channel index.
+// channel index. Packed 4-bit data and block-quantized sides are converted
+// element by element (convert_coded_run: the block of each element from its
+// stored index, plan_side's formula): correct for every layout, not fast;
+// blocks along the last axis usually go through the in-register path instead
+// (for_each_run.hpp).
 // Complexity: O(n) plus O(rank) per row crossed, no allocation. Throws: nothing.
 #include <algorithm>
 #include <cstddef>
@@ -23,6 +27,7 @@
 #include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/kernels/entry_points.hpp>
+#include <numgap/kernels/isa/generic.hpp>
 #include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/stored_run.hpp>
 
@@ -98,12 +103,58 @@ void convert_run_typed(const plan_side& side, std::int64_t offset, std::int64_t 
     for (std::size_t i = 0; i < n; ++i) out[i] = raw(i);
 }
 
+// The stored integer at element index e of an integer side.
+inline std::int64_t stored_integer(const plan_side& side, std::int64_t e) noexcept {
+    switch (side.type) {
+    case dtype::int4: return isa::nibble_code<int4_codes>(side.base, std::size_t(e));
+    case dtype::uint4: return isa::nibble_code<uint4_codes>(side.base, std::size_t(e));
+    case dtype::int8: return reinterpret_cast<const std::int8_t*>(side.base)[e];
+    case dtype::uint8: return side.base[e];
+    case dtype::int16: return reinterpret_cast<const std::int16_t*>(side.base)[e];
+    case dtype::uint16: return reinterpret_cast<const std::uint16_t*>(side.base)[e];
+    case dtype::int32: return reinterpret_cast<const std::int32_t*>(side.base)[e];
+    default: NUMGAP_ASSERT(false && "only integer sides are packed or block-quantized"); return 0;
+    }
+}
+
+// Packed or block-quantized sides, element by element (see the top).
+template <class T>
+void convert_coded_run(const plan_side& side, std::int64_t offset, std::int64_t stride, std::size_t n,
+                       std::int64_t channel, std::int64_t channel_step, T* out) noexcept {
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t e = offset + std::int64_t(i) * stride;
+        const std::int64_t q = stored_integer(side, e);
+        if (!side.quantized) {
+            out[i] = T(q);
+            continue;
+        }
+        float scale = side.scale;
+        std::int64_t zero_point = side.zero_point;
+        if (side.block_scales != nullptr) {
+            const std::int64_t row_length = side.block_axis_length * side.block_inner;
+            const std::int64_t in_row = e % row_length;
+            const std::int64_t block = ((e / row_length) * side.blocks_per_row + in_row / side.block_inner / side.block_size) *
+                                           side.block_inner + in_row % side.block_inner;
+            scale = side.block_scales[block];
+            zero_point = side.block_zero_points ? side.block_zero_points[block] : 0;
+        } else if (side.scales != nullptr) {
+            const std::int64_t c = channel + std::int64_t(i) * channel_step;
+            scale = side.scales[c];
+            zero_point = side.zero_points ? side.zero_points[c] : 0;
+        }
+        // q - zero_point exact in double; one rounding to float, as everywhere.
+        out[i] = T(scale * float(double(q) - double(zero_point)));
+    }
+}
+
 // Converts n elements starting at element `offset`, `stride` apart; channel is
 // the channel index of the first element, advancing by channel_step per element.
 template <class T>
 void convert_run(const plan_side& side, std::int64_t offset, std::int64_t stride, std::size_t n,
                  std::int64_t channel, std::int64_t channel_step, T* out,
                  widen_f32_function* widen_f32 = nullptr) noexcept {
+    if (is_packed(side.type) || side.block_scales != nullptr)
+        return convert_coded_run(side, offset, stride, n, channel, channel_step, out);
     if constexpr (std::is_same_v<T, float>) {
         if (widen_f32 != nullptr && stride == 1 && side.scales == nullptr && widens_to_f32(side.type)) {
             widen_f32(side.base + offset * std::int64_t(size_of(side.type)), side.type, n, side.quantized, side.scale,
@@ -125,6 +176,8 @@ void convert_run(const plan_side& side, std::int64_t offset, std::int64_t stride
     case dtype::float8_e4m3fn: return convert_run_typed<float8_e4m3fn>(side, offset, stride, n, channel, channel_step, out);
     case dtype::float8_e5m2: return convert_run_typed<float8_e5m2>(side, offset, stride, n, channel, channel_step, out);
     case dtype::float8_e8m0fnu: return convert_run_typed<float8_e8m0fnu>(side, offset, stride, n, channel, channel_step, out);
+    case dtype::int4:
+    case dtype::uint4: break; // convert_coded_run above
     }
     NUMGAP_ASSERT(false && "validate_pair rejects unknown dtypes");
 }

@@ -18,6 +18,7 @@
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/tensor_view.hpp>
+#include <numgap/kernels/block_divider.hpp>
 #include <numgap/kernels/entry_points.hpp>
 
 namespace numgap::kernels {
@@ -32,6 +33,17 @@ struct plan_side {
     const float* scales = nullptr;             // per-channel, or null
     const std::int32_t* zero_points = nullptr; // per-channel, or null (all zero)
     int channel_dim = -1;                      // plan dimension the channels run along
+    // Block quantization (core/quantization.hpp) over the side's contiguous
+    // storage, by stored element index e (block views have no axis_order):
+    // e uses parameter (e / (block_axis_length * block_inner) * blocks_per_row
+    // + e / block_inner % block_axis_length / block_size) * block_inner
+    // + e % block_inner. block_size is at most block_axis_length (a larger
+    // block is one block per row).
+    const float* block_scales = nullptr; // null: not block-quantized
+    const std::int32_t* block_zero_points = nullptr;
+    std::int64_t block_size = 0, block_axis_length = 0, block_inner = 1, blocks_per_row = 0;
+    block_divider block_divider_of_size{};
+    int block_dim = -1; // plan dimension of the block axis (-1: it was dropped)
 };
 
 struct pair_plan {
@@ -56,7 +68,23 @@ struct logical_dimension {
     std::int64_t stride[2];
     bool channel[2];
     bool last;
+    bool block_axis[2] = {false, false};
 };
+
+// Fills side's block fields from a validated block-quantized view.
+inline int describe_blocks(const tensor_view& view, plan_side& side) noexcept {
+    const quantization& q = view.quant();
+    const int axis = resolved_axis(q.axis, view.rank());
+    side.block_scales = q.scales.data();
+    side.block_zero_points = q.zero_points.empty() ? nullptr : q.zero_points.data();
+    side.block_axis_length = view.shape(axis);
+    side.block_size = q.block_size < side.block_axis_length ? q.block_size : side.block_axis_length;
+    side.block_inner = 1;
+    for (int d = axis + 1; d < view.rank(); ++d) side.block_inner *= view.shape(d);
+    side.blocks_per_row = (side.block_axis_length + side.block_size - 1) / side.block_size;
+    if (side.block_size < longest_block_row) side.block_divider_of_size = make_block_divider(std::uint32_t(side.block_size));
+    return axis;
+}
 
 inline void describe_side(const tensor_view& view, int which,
                           std::array<logical_dimension, max_rank>& dims, plan_side& side) {
@@ -75,9 +103,11 @@ inline void describe_side(const tensor_view& view, int which,
             side.zero_points = q.zero_points.empty() ? nullptr : q.zero_points.data();
         }
     }
+    const int block_axis = view.is_quantized() && view.quant().per_block() ? describe_blocks(view, side) : -1;
     for (int d = 0; d < view.rank(); ++d) {
         dims[std::size_t(d)].stride[which] = strides[std::size_t(d)];
         dims[std::size_t(d)].channel[which] = d == channel;
+        dims[std::size_t(d)].block_axis[which] = d == block_axis;
     }
 }
 
@@ -100,7 +130,8 @@ inline pair_plan make_pair_plan(const tensor_view& reference, const tensor_view&
     // parameters, is one flat run: skip the per-dimension mapping (a sizeable
     // share of a call at a few thousand elements).
     auto flat = [](const tensor_view& view) {
-        return view.is_contiguous() && !view.has_axis_order() && !(view.is_quantized() && view.quant().per_channel());
+        return view.is_contiguous() && !view.has_axis_order() &&
+               !(view.is_quantized() && (view.quant().per_channel() || view.quant().per_block()));
     };
     if (!keep_last_axis && flat(reference) && flat(target) && reference.size() > 0) {
         auto describe_flat = [](const tensor_view& view, plan_side& side) {
@@ -123,7 +154,7 @@ inline pair_plan make_pair_plan(const tensor_view& reference, const tensor_view&
     const int rank = reference.rank();
     const auto shape = reference.logical_shape();
     std::array<detail::logical_dimension, max_rank> dims{};
-    for (int d = 0; d < rank; ++d) dims[std::size_t(d)] = {shape[std::size_t(d)], {0, 0}, {false, false}, d == rank - 1};
+    for (int d = 0; d < rank; ++d) dims[std::size_t(d)] = {shape[std::size_t(d)], {0, 0}, {false, false}, d == rank - 1, {false, false}};
     detail::describe_side(reference, 0, dims, plan.reference);
     detail::describe_side(target, 1, dims, plan.target);
     plan.count = reference.size();
@@ -140,8 +171,11 @@ inline pair_plan make_pair_plan(const tensor_view& reference, const tensor_view&
         }
         if (kept_rank > 0) {
             auto& outer = kept[std::size_t(kept_rank - 1)];
+            // A block axis stays a plan dimension of its own, so runs split
+            // at its rows (for_each_run: blocks restart with every row).
             const bool mergeable = !outer.channel[0] && !outer.channel[1] && !dim.channel[0] &&
-                                   !dim.channel[1] && !(keep_last_axis && dim.last) &&
+                                   !dim.channel[1] && !(keep_last_axis && dim.last) && !outer.block_axis[0] &&
+                                   !outer.block_axis[1] && !dim.block_axis[0] && !dim.block_axis[1] &&
                                    outer.stride[0] == dim.stride[0] * dim.size &&
                                    outer.stride[1] == dim.stride[1] * dim.size;
             if (mergeable) {
@@ -154,7 +188,7 @@ inline pair_plan make_pair_plan(const tensor_view& reference, const tensor_view&
         }
         kept[std::size_t(kept_rank++)] = dim;
     }
-    if (kept_rank == 0) kept[std::size_t(kept_rank++)] = {1, {1, 1}, {false, false}, true};
+    if (kept_rank == 0) kept[std::size_t(kept_rank++)] = {1, {1, 1}, {false, false}, true, {false, false}};
     plan.rank = kept_rank;
     for (int d = 0; d < kept_rank; ++d) {
         const auto& dim = kept[std::size_t(d)];
@@ -163,6 +197,8 @@ inline pair_plan make_pair_plan(const tensor_view& reference, const tensor_view&
         plan.target.strides[std::size_t(d)] = dim.stride[1];
         if (dim.channel[0]) plan.reference.channel_dim = d;
         if (dim.channel[1]) plan.target.channel_dim = d;
+        if (dim.block_axis[0]) plan.reference.block_dim = d;
+        if (dim.block_axis[1]) plan.target.block_dim = d;
     }
     if (plan.reference.scales == nullptr) plan.reference.channel_dim = -1;
     if (plan.target.scales == nullptr) plan.target.channel_dim = -1;

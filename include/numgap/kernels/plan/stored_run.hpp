@@ -14,11 +14,21 @@
 // for bit, as every other dequantization path in numgap). Raw integers are
 // scale 1, zero point 0 (1.0f * float(q) is float(q)). int32, bool and
 // float64 data and extreme zero points take the converting block path.
+//
+// Packed int4 / uint4 runs (core/dtype.hpp) start at nibble `nibble` (0: low,
+// 1: high) of the byte at `data`. A run of block-quantized data
+// (core/quantization.hpp, blocks along the last axis) lies within one row of
+// that axis: `block_scales` / `block_zero_points` are that row's parameters,
+// the run's first element is at `offset_in_row`, and the row is cut into
+// blocks of `block_size` (< 2^31, as is the row), so element i of the run
+// uses parameter (offset_in_row + i) / block_size, computed by `divider`
+// (one multiply and shift, kernels/block_divider.hpp).
 // Complexity: O(1). Throws: nothing.
 #include <cstdint>
 
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/isa_namespace.hpp>
+#include <numgap/kernels/block_divider.hpp>
 #include <numgap/kernels/constants.hpp>
 
 namespace numgap::kernels {
@@ -28,6 +38,12 @@ struct stored_run {
     dtype type = dtype::float32;
     float scale = 1.0f;          // integer types only
     std::int32_t zero_point = 0; // integer types only
+    std::uint8_t nibble = 0;     // packed types only
+    const float* block_scales = nullptr; // block-quantized runs only
+    const std::int32_t* block_zero_points = nullptr;
+    std::uint32_t offset_in_row = 0;
+    std::uint32_t block_size = 0;
+    block_divider divider{};
 };
 
 inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
@@ -42,7 +58,9 @@ constexpr bool widens_in_registers(dtype type, std::int64_t zero_point = 0) noex
     case dtype::int8:
     case dtype::uint8:
     case dtype::int16:
-    case dtype::uint16: return zero_point >= -exact_float_integer_limit && zero_point <= exact_float_integer_limit;
+    case dtype::uint16:
+    case dtype::int4:
+    case dtype::uint4: return zero_point >= -exact_float_integer_limit && zero_point <= exact_float_integer_limit;
     default: return false;
     }
 }
@@ -56,8 +74,9 @@ constexpr bool run_pair_supported(dtype reference, dtype target) noexcept {
 
 // True for the dtypes kernel_table::widen_f32 accepts: the narrow types
 // run_f32 widens in registers (any zero point: widen_f32 handles extreme ones).
+// Packed 4-bit types are not among them (a run of them may start mid-byte).
 constexpr bool widens_to_f32(dtype type) noexcept {
-    return type != dtype::float32 && widens_in_registers(type);
+    return type != dtype::float32 && !is_packed(type) && widens_in_registers(type);
 }
 
 } // namespace NUMGAP_ISA_NAMESPACE

@@ -7,7 +7,11 @@
 // axis_order that is not a
 // permutation, quantization on a non-integer dtype, a zero or non-finite scale,
 // a per-channel axis out of range or whose parameter count differs from the
-// axis length; and for pairs, shapes (after axis_order) that differ, and
+// axis length, a packed 4-bit view that is not contiguous, block quantization
+// with an axis out of range, a parameter count other than
+// outer * ceil(axis length / block size) * inner (core/quantization.hpp), a
+// zero point beyond +-2^24 (q - zero_point must be exact in float32), or a
+// layout other than contiguous storage without axis_order; and for pairs, shapes (after axis_order) that differ, and
 // comparing bool with a non-bool dtype (a mask against numbers is a matching
 // mistake, not a numerical difference).
 // Complexity: O(rank + channels). Throws: numgap::error.
@@ -42,6 +46,40 @@ inline bool known_dtype(dtype type) noexcept {
     return false;
 }
 
+// The block-quantization checks of validate_view (core/quantization.hpp).
+template <class Who, class Where>
+void validate_blocks(const tensor_view& view, const Who& who_text, const Where& where) {
+    const quantization& q = view.quant();
+    const int axis = resolved_axis(q.axis, view.rank());
+    const auto fail = [&](error_kind kind, const std::string& reason) {
+        throw error(kind, who_text() + " has block quantization " + reason, where());
+    };
+    if (axis < 0 || axis >= view.rank())
+        fail(error_kind::shape, "along axis " + std::to_string(q.axis) + ", out of range for rank " +
+                                    std::to_string(view.rank()));
+    if (!view.is_contiguous() || view.has_axis_order())
+        fail(error_kind::shape, "but is not stored contiguously in its own dimension order (strides " +
+                                    format_list(view.strides()) +
+                                    (view.has_axis_order() ? ", with an axis_order" : "") +
+                                    "); block scales are laid out over contiguous storage");
+    const std::int64_t length = view.shape(axis);
+    const std::int64_t blocks_per_row = length / q.block_size + (length % q.block_size != 0 ? 1 : 0);
+    const std::int64_t expected = *block_parameter_count(view.shape(), axis, q.block_size);
+    const std::string layout = "of " + std::to_string(q.block_size) + " along axis " + std::to_string(q.axis) +
+                               " (length " + std::to_string(length) + ": " + std::to_string(blocks_per_row) +
+                               " block(s) per row, " + std::to_string(expected) + " in all)";
+    if (std::int64_t(q.scales.size()) != expected)
+        fail(error_kind::shape, layout + " with " + std::to_string(q.scales.size()) + " scales; it needs " +
+                                    std::to_string(expected) + ", one per block");
+    if (!q.zero_points.empty() && std::int64_t(q.zero_points.size()) != expected)
+        fail(error_kind::shape, layout + " with " + std::to_string(q.zero_points.size()) +
+                                    " zero points; it needs none or " + std::to_string(expected));
+    for (std::size_t b = 0; b < q.zero_points.size(); ++b)
+        if (q.zero_points[b] < -(1 << 24) || q.zero_points[b] > (1 << 24))
+            fail(error_kind::schema, "with zero point[" + std::to_string(b) + "] " + std::to_string(q.zero_points[b]) +
+                                         ", beyond +-2^24 (q - zero_point would not be exact in float32)");
+}
+
 } // namespace detail
 
 // role: "reference", "target" or "" (single view), used in the messages.
@@ -61,6 +99,13 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
         throw error(error_kind::usage,
                     who_text() + " has data at an address not aligned for " + std::string(name_of(view.type())) +
                         " (" + std::to_string(size_of(view.type())) + " bytes); copy it into aligned storage first",
+                    where());
+    if (is_packed(view.type()) && !view.is_contiguous())
+        throw error(error_kind::shape,
+                    who_text() + " is " + std::string(name_of(view.type())) +
+                        " with strides " + detail::format_list(view.strides()) + " for shape " +
+                        detail::format_list(view.shape()) +
+                        "; packed 4-bit tensors must be stored contiguously (two elements per byte)",
                     where());
     if (view.has_axis_order()) {
         bool seen[max_rank] = {};
@@ -87,6 +132,12 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
                             "; a scale must be finite and non-zero",
                         where());
     };
+    if (q.per_block()) {
+        detail::validate_blocks(view, who_text, where);
+        for (std::size_t b = 0; b < q.scales.size(); ++b)
+            if (!std::isfinite(q.scales[b]) || q.scales[b] == 0.0f) check_scale(q.scales[b], "block scale[" + std::to_string(b) + "]");
+        return;
+    }
     if (!q.per_channel()) {
         check_scale(q.scale, "scale");
         return;

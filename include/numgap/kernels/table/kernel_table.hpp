@@ -6,7 +6,8 @@
 // translation unit (which must be compiled with Arch's flags).
 // block_f32 / block_f64 read two float arrays; run_f32 reads two stored runs
 // (stored_run.hpp) straight from memory, widening float16, bfloat16, float8
-// e4m3fn / e5m2 and (de)quantized 8/16-bit integers in registers; precondition:
+// e4m3fn / e5m2, (de)quantized 8/16-bit integers and packed 4-bit integers in registers,
+// per tensor, per channel or per block (block_source.hpp); precondition:
 // run_pair_supported(reference.type, target.type) and both zero points
 // within widens_in_registers' range.
 // widen_f32 converts a contiguous run of float16 / bfloat16 / float8 / 8- and 16-bit
@@ -35,6 +36,7 @@
 #include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/kernels/isa.hpp>
 #include <numgap/kernels/plan/stored_run.hpp>
+#include <numgap/kernels/source/block_source.hpp>
 #include <numgap/kernels/source/kernel_source.hpp>
 #include <numgap/kernels/source/read_two_streams.hpp>
 #include <numgap/kernels/source/transpose_tile.hpp>
@@ -64,17 +66,24 @@ void visit_stored_run(const stored_run& run, Visit&& visit) noexcept {
         using Stored = decltype(stored);
         visit(widening_source<Arch, Stored>{static_cast<const Stored*>(run.data), run.scale, run.zero_point});
     };
+    auto blocks = [&](auto codes) {
+        visit(block_source<Arch, decltype(codes)>{static_cast<const std::uint8_t*>(run.data), run.nibble, run.scale,
+                                                  run.zero_point, run.block_scales, run.block_zero_points,
+                                                  run.offset_in_row, run.block_size, run.divider});
+    };
     switch (run.type) {
     case dtype::float32: return visit(pointer_source<Arch, float>{static_cast<const float*>(run.data)});
     case dtype::float16: return widening(float16{});
     case dtype::bfloat16: return widening(bfloat16{});
     case dtype::float8_e4m3fn: return widening(float8_e4m3fn{});
     case dtype::float8_e5m2: return widening(float8_e5m2{});
-    case dtype::int8: return widening(std::int8_t{});
-    case dtype::uint8: return widening(std::uint8_t{});
+    case dtype::int8: return run.block_scales ? blocks(std::int8_t{}) : widening(std::int8_t{});
+    case dtype::uint8: return run.block_scales ? blocks(std::uint8_t{}) : widening(std::uint8_t{});
+    case dtype::int4: return blocks(int4_codes{});
+    case dtype::uint4: return blocks(uint4_codes{});
     case dtype::int16: return widening(std::int16_t{});
     case dtype::uint16: return widening(std::uint16_t{});
-    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats, float8 e4m3fn/e5m2 and 8/16-bit integers only");
+    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats, float8 e4m3fn/e5m2 and 4/8/16-bit integers only");
     }
 }
 
@@ -82,8 +91,9 @@ template <class Arch>
 void run_entry(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options& options,
                pair_moments& moments) noexcept {
     NUMGAP_ASSERT(run_pair_supported(reference.type, target.type));
-    // One side is float32: visiting only the other keeps 17 instantiations
-    // per architecture instead of 81.
+    // One side is float32: visiting only the other keeps 25 instantiations
+    // per architecture (13 sources on either side: float32, 8 widening and
+    // 4 block sources; float32/float32 once) instead of 169.
     if (reference.type == dtype::float32) {
         const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
         visit_stored_run<Arch>(target, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
