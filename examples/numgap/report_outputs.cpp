@@ -56,9 +56,8 @@ int report_exit_status(const numgap::comparison_report& report) {
     if (report.summary.passed + report.summary.failed == 0) {
         // Every row is unmatched or missing: passing here would let a CI gate
         // succeed without a single comparison (e.g. target keys that never match).
-        std::cerr << "numgap: nothing was compared: no group has both tensors ("
-                  << report.summary.unmatched_reference << " unmatched reference nodes, "
-                  << report.summary.unmatched_target << " unmatched target nodes, "
+        std::cerr << "numgap: nothing was compared: no group has both tensors (" << report.summary.unmatched_reference
+                  << " unmatched reference nodes, " << report.summary.unmatched_target << " unmatched target nodes, "
                   << report.summary.missing << " missing groups); check that the runs' keys match\n";
         return exit_fail;
     }

@@ -47,7 +47,8 @@ void write_runs(const fs::path& dir) {
                                   std::vector<std::int64_t>{std::int64_t(values.size())});
         }
         const std::string own = target ? "target_only" : "ref_only";
-        graph += ", {\"name\": \"" + own + "\", \"op\": \"extra\", \"inputs\": [\"t3\"], \"outputs\": [\"" + own + "\"]}";
+        graph +=
+            ", {\"name\": \"" + own + "\", \"op\": \"extra\", \"inputs\": [\"t3\"], \"outputs\": [\"" + own + "\"]}";
         const std::vector<float> extra = {1, 2, 3};
         numgap::io::write_npy(dir / side / (own + ".npy"), extra.data(), std::vector<std::int64_t>{3});
         std::ofstream(dir / side / "graph.json") << graph << "]}";
@@ -70,10 +71,10 @@ std::vector<std::string> shard_all(const fs::path& dir, int shards, const std::v
     for (int shard = 0; shard < shards; ++shard) {
         const std::string partial =
             (dir / (prefix + "_" + std::to_string(shard) + "_of_" + std::to_string(shards) + ".json")).string();
-        const cli_result result =
-            run_cli(with(with({"compare"}, runs(dir)),
-                         with({"--shard", std::to_string(shard) + "/" + std::to_string(shards), "--json", partial}, extra)),
-                    dir);
+        const cli_result result = run_cli(
+            with(with({"compare"}, runs(dir)),
+                 with({"--shard", std::to_string(shard) + "/" + std::to_string(shards), "--json", partial}, extra)),
+            dir);
         CHECK(result.status == 0);
         CHECK(result.out.find("partial report written") != std::string::npos);
         partials.push_back(partial);
@@ -87,9 +88,9 @@ TEST_CASE("cli: merge of --shard partials equals the unsharded report for N = 1,
     REQUIRE_CLI();
     const fs::path dir = scratch("shard_merge");
     write_runs(dir);
-    const cli_result whole = run_cli(
-        with(with({"compare"}, runs(dir)), {"--json", (dir / "whole.json").string(), "--csv", (dir / "whole.csv").string()}),
-        dir);
+    const cli_result whole = run_cli(with(with({"compare"}, runs(dir)), {"--json", (dir / "whole.json").string(),
+                                                                         "--csv", (dir / "whole.csv").string()}),
+                                     dir);
     REQUIRE(whole.status == 1);
     const std::string whole_json = slurp(dir / "whole.json"), whole_csv = slurp(dir / "whole.csv");
     CHECK(whole_json.find("\"first_divergence\":\"n7\"") != std::string::npos);
@@ -102,8 +103,8 @@ TEST_CASE("cli: merge of --shard partials equals the unsharded report for N = 1,
         // Given in reverse: the order of the partials does not matter.
         std::reverse(merge.begin(), merge.end());
         merge.insert(merge.begin(), "merge");
-        const cli_result merged =
-            run_cli(with(merge, {"--json", (dir / "merged.json").string(), "--csv", (dir / "merged.csv").string()}), dir);
+        const cli_result merged = run_cli(
+            with(merge, {"--json", (dir / "merged.json").string(), "--csv", (dir / "merged.csv").string()}), dir);
         CHECK(merged.status == whole.status);
         CHECK(merged.out == whole.out);
         CHECK(merged.err == whole.err);
@@ -138,4 +139,4 @@ TEST_CASE("cli: merge refuses truncated, foreign, repeated and missing partials;
     refused(with(with({"compare"}, runs(dir)), {"--shard", "0/2", "--json", "p.json", "--csv", "c.csv"}),
             "ask `numgap merge`");
 }
-}
+} // TEST_SUITE("cli")

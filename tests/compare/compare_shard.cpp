@@ -114,7 +114,8 @@ numgap::match_result generated_matches() {
 std::vector<std::uint64_t> group_bytes(const numgap::match_result& matches) {
     std::vector<std::uint64_t> bytes;
     for (const numgap::match_group& group : matches.groups)
-        bytes.push_back(4 * (length_of(group.reference_nodes.front()) + length_of(group.target_output_node % node_count)));
+        bytes.push_back(4 *
+                        (length_of(group.reference_nodes.front()) + length_of(group.target_output_node % node_count)));
     return bytes;
 }
 
@@ -132,7 +133,8 @@ TEST_CASE("compare_shard: merging N = 1, 2, 3, 7 partials gives the unsharded re
     const run_values reference_data = reference_values(), target_data = target_values();
     const auto reference_views = reference_data.views(), target_views = target_data.views();
     const auto metrics = numgap::metric_set::defaults();
-    const auto whole = numgap::compare_runs(reference, target, matches, reference_views, target_views, metrics, serial());
+    const auto whole =
+        numgap::compare_runs(reference, target, matches, reference_views, target_views, metrics, serial());
     // The fixture exercises what it claims to.
     CHECK(whole.summary.failed >= 4);
     CHECK(whole.summary.origins.size() >= 3);
@@ -201,9 +203,9 @@ TEST_CASE("compare_shard: a partial's JSON round-trips; truncated or altered JSO
     const auto reference = generated_graph(false), target = generated_graph(true);
     const auto matches = generated_matches();
     const run_values reference_data = reference_values(), target_data = target_values();
-    const auto partial = numgap::compare_shard(reference, target, matches, reference_data.views(),
-                                               target_data.views(), numgap::metric_set::defaults(), serial(), {0, 1},
-                                               group_bytes(matches), "options");
+    const auto partial =
+        numgap::compare_shard(reference, target, matches, reference_data.views(), target_data.views(),
+                              numgap::metric_set::defaults(), serial(), {0, 1}, group_bytes(matches), "options");
     const std::string text = numgap::to_partial_json(partial);
     CHECK(numgap::to_partial_json(numgap::parse_partial_report(text, "p.json")) == text);
     // The hostile name stays escaped in the partial itself.
@@ -263,4 +265,4 @@ TEST_CASE("plan_shards: balances bytes greedily, deterministically, and keeps re
     CHECK_THROWS_WITH_AS(numgap::plan_shards(matches, 6, 7, bytes, 2), doctest::Contains("target node 99"),
                          numgap::error);
 }
-}
+} // TEST_SUITE("compare")

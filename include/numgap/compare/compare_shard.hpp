@@ -26,9 +26,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <iterator>
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -53,11 +55,10 @@ namespace detail {
 // Chains FNV-1a hashes of length-prefixed pieces through splitmix64's mixer.
 class comparison_fingerprint {
 public:
-    void add(std::string_view piece) {
-        state_ = mix64(state_ ^ mix64(piece.size())) ^ hash_family(piece);
-    }
+    void add(std::string_view piece) { state_ = mix64(state_ ^ mix64(piece.size())) ^ hash_family(piece); }
     void add(std::uint64_t number) { state_ = mix64(state_ ^ mix64(number + 0x5bd1e995u)); }
-    template <class Numbers> void add_all(const Numbers& numbers) {
+    template <class Numbers>
+    void add_all(const Numbers& numbers) {
         add(std::uint64_t(std::size(numbers)));
         for (auto number : numbers) add(std::uint64_t(number));
     }
@@ -71,7 +72,8 @@ private:
     std::uint64_t state_ = 0x6e756d6761702d31ull; // "numgap-1"
 };
 
-template <graph G> void add_graph(comparison_fingerprint& fingerprint, const G& g) {
+template <graph G>
+void add_graph(comparison_fingerprint& fingerprint, const G& g) {
     const std::size_t n = numgap::num_nodes(g);
     fingerprint.add(std::uint64_t(n));
     for (std::size_t node = 0; node < n; ++node) {
@@ -101,16 +103,17 @@ inline void add_matches(comparison_fingerprint& fingerprint, const match_result&
 } // namespace detail
 
 template <graph ReferenceGraph, graph TargetGraph, class ReferenceSource, class TargetSource>
-    requires tensor_source<std::remove_reference_t<ReferenceSource>> &&
-             tensor_source<std::remove_reference_t<TargetSource>>
-partial_report compare_shard(const ReferenceGraph& reference_graph, const TargetGraph& target_graph,
-                             const match_result& matches, ReferenceSource&& reference_source,
-                             TargetSource&& target_source, const metric_set& metrics, compare_options options,
-                             shard_spec shard, std::span<const std::uint64_t> group_bytes,
-                             std::string_view options_text) {
+requires tensor_source<std::remove_reference_t<ReferenceSource>> && tensor_source<std::remove_reference_t<TargetSource>>
+    partial_report compare_shard(const ReferenceGraph& reference_graph, const TargetGraph& target_graph,
+                                 const match_result& matches, ReferenceSource&& reference_source,
+                                 TargetSource&& target_source, const metric_set& metrics, compare_options options,
+                                 shard_spec shard, std::span<const std::uint64_t> group_bytes,
+                                 std::string_view options_text) {
     if (shard.count == 0 || shard.index >= shard.count)
-        throw error(error_kind::usage, "shard " + std::to_string(shard.index) + " of " + std::to_string(shard.count) +
-                                           " does not exist (shards are numbered from 0 to N-1)");
+        throw error(error_kind::usage,
+                    "shard " + std::to_string(shard.index) + " of " + std::to_string(shard.count) +
+                        " does not exist (shards are numbered from 0 to N-1)",
+                    error_location::of_item("shard"));
     const std::size_t reference_nodes = numgap::num_nodes(reference_graph);
     const std::size_t target_nodes = numgap::num_nodes(target_graph);
     const shard_plan plan = plan_shards(matches, reference_nodes, target_nodes, group_bytes, shard.count);
@@ -158,9 +161,12 @@ partial_report compare_shard(const ReferenceGraph& reference_graph, const Target
         if (row.status != group_status::unmatched) {
             while (next_group < matches.groups.size() && !is_row_of(row, matches.groups[next_group])) ++next_group;
             if (next_group == matches.groups.size())
-                throw error(error_kind::graph, "compare_shard: a report row for reference nodes ending in '" +
-                                                   (row.reference_nodes.empty() ? std::string() : row.reference_nodes.back()) +
-                                                   "' matches no group");
+                throw error(
+                    error_kind::graph,
+                    "compare_shard: a report row for reference nodes ending in '" +
+                        (row.reference_nodes.empty() ? std::string() : row.reference_nodes.back()) +
+                        "' matches no group",
+                    error_location::of_item(row.reference_nodes.empty() ? std::string() : row.reference_nodes.back()));
             const std::size_t g = next_group++;
             if (plan.group_shard[g] == shard.index)
                 partial.rows.push_back({partial_row_origin::group, g, std::move(row)});
@@ -172,9 +178,9 @@ partial_report compare_shard(const ReferenceGraph& reference_graph, const Target
         const std::size_t node = index_of.at(node_name);
         const std::size_t owner = reference_side ? plan.reference_node_shard[node] : plan.target_node_shard[node];
         if (owner == shard.index)
-            partial.rows.push_back({reference_side ? partial_row_origin::unmatched_reference
-                                                   : partial_row_origin::unmatched_target,
-                                    node, std::move(row)});
+            partial.rows.push_back(
+                {reference_side ? partial_row_origin::unmatched_reference : partial_row_origin::unmatched_target, node,
+                 std::move(row)});
     }
     return partial;
 }

@@ -76,11 +76,14 @@ inline void check_node_index(std::size_t node, std::size_t count, const char* si
 
 inline shard_plan plan_shards(const match_result& matches, std::size_t reference_nodes, std::size_t target_nodes,
                               std::span<const std::uint64_t> group_bytes, std::size_t shards) {
-    if (shards == 0) throw error(error_kind::usage, "a comparison cannot be split into 0 shards");
+    if (shards == 0)
+        throw error(error_kind::usage, "a comparison cannot be split into 0 shards", error_location::of_item("shards"));
     const std::size_t groups = matches.groups.size();
     if (group_bytes.size() != groups)
-        throw error(error_kind::graph, "plan_shards got " + std::to_string(group_bytes.size()) +
-                                           " group weights for " + std::to_string(groups) + " match groups");
+        throw error(error_kind::graph,
+                    "plan_shards got " + std::to_string(group_bytes.size()) + " group weights for " +
+                        std::to_string(groups) + " match groups",
+                    error_location::of_item("group_bytes"));
     std::vector<std::size_t> parent(groups);
     std::iota(parent.begin(), parent.end(), std::size_t(0));
     // The first group holding (or naming, for targets) each node; later ones join its unit.
@@ -131,8 +134,8 @@ inline shard_plan plan_shards(const match_result& matches, std::size_t reference
     std::vector<std::size_t> unit_shard(groups, 0);
     for (std::size_t unit : units) {
         // min_element returns the first of equal minima: ties go to the lowest shard index.
-        const std::size_t lightest = std::size_t(
-            std::min_element(plan.shard_bytes.begin(), plan.shard_bytes.end()) - plan.shard_bytes.begin());
+        const std::size_t lightest =
+            std::size_t(std::min_element(plan.shard_bytes.begin(), plan.shard_bytes.end()) - plan.shard_bytes.begin());
         unit_shard[unit] = lightest;
         std::uint64_t& total = plan.shard_bytes[lightest];
         total = unit_bytes[unit] > std::numeric_limits<std::uint64_t>::max() - total
@@ -143,10 +146,12 @@ inline shard_plan plan_shards(const match_result& matches, std::size_t reference
     for (std::size_t g = 0; g < groups; ++g) plan.group_shard[g] = unit_shard[detail::unit_root(parent, g)];
     plan.reference_node_shard.assign(reference_nodes, 0);
     for (std::size_t node = 0; node < reference_nodes; ++node)
-        if (reference_holder[node] != detail::no_unit) plan.reference_node_shard[node] = plan.group_shard[reference_holder[node]];
+        if (reference_holder[node] != detail::no_unit)
+            plan.reference_node_shard[node] = plan.group_shard[reference_holder[node]];
     plan.target_node_shard.assign(target_nodes, 0);
     for (std::size_t node = 0; node < target_nodes; ++node)
-        if (target_holder[node] != detail::no_unit) plan.target_node_shard[node] = plan.group_shard[target_holder[node]];
+        if (target_holder[node] != detail::no_unit)
+            plan.target_node_shard[node] = plan.group_shard[target_holder[node]];
     return plan;
 }
 

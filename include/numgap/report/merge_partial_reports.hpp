@@ -53,18 +53,20 @@ inline bool same_graph(const std::vector<report_node>& a, const std::vector<repo
 // names[i] names partials[i] in messages (its file); missing names read "partial <i>".
 inline comparison_report merge_partial_reports(std::vector<partial_report> partials,
                                                std::span<const std::string> names = {}) {
-    auto name = [&](std::size_t i) {
-        return i < names.size() ? "'" + names[i] + "'" : "partial " + std::to_string(i);
-    };
+    auto name = [&](std::size_t i) { return i < names.size() ? "'" + names[i] + "'" : "partial " + std::to_string(i); };
     auto file = [&](std::size_t i) { return i < names.size() ? names[i] : std::string(); };
-    if (partials.empty()) throw error(error_kind::usage, "cannot merge the partial reports: none was given");
+    if (partials.empty())
+        throw error(error_kind::usage, "cannot merge the partial reports: none was given",
+                    error_location::of_item("partials"));
 
     const partial_report& first = partials.front();
     for (std::size_t i = 1; i < partials.size(); ++i) {
         const partial_report& other = partials[i];
         std::string differs;
-        if (other.fingerprint != first.fingerprint) differs = "fingerprint '" + other.fingerprint + "' against '" + first.fingerprint + "'";
-        else if (other.shards != first.shards) differs = std::to_string(other.shards) + " shards against " + std::to_string(first.shards);
+        if (other.fingerprint != first.fingerprint)
+            differs = "fingerprint '" + other.fingerprint + "' against '" + first.fingerprint + "'";
+        else if (other.shards != first.shards)
+            differs = std::to_string(other.shards) + " shards against " + std::to_string(first.shards);
         else if (other.match_groups != first.match_groups || other.target_nodes != first.target_nodes)
             differs = "group or target node counts";
         else if (other.metric_names != first.metric_names) differs = "metric names";

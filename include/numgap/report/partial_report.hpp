@@ -47,12 +47,12 @@ struct partial_row {
 };
 
 struct partial_report {
-    std::size_t shard = 0;  // 0-based
+    std::size_t shard = 0; // 0-based
     std::size_t shards = 1;
-    std::string fingerprint;          // 16 lowercase hex digits
-    std::size_t match_groups = 0;     // groups of the whole comparison
-    std::size_t target_nodes = 0;     // nodes of the target graph (bounds unmatched target indices)
-    std::uint64_t shard_bytes = 0;    // the byte estimate this shard was given (informative)
+    std::string fingerprint;       // 16 lowercase hex digits
+    std::size_t match_groups = 0;  // groups of the whole comparison
+    std::size_t target_nodes = 0;  // nodes of the target graph (bounds unmatched target indices)
+    std::uint64_t shard_bytes = 0; // the byte estimate this shard was given (informative)
     std::vector<std::string> metric_names;
     std::vector<report_node> reference_graph; // as comparison_report::reference_graph
     std::vector<std::size_t> owned_groups;    // ascending

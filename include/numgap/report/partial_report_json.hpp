@@ -55,10 +55,8 @@ inline void write_partial_row(io::json_writer& json, const partial_row& entry) {
     json.key("kind").string(kind_text(row.kind));
     json.key("strategy").string(row.strategy);
     json.key("confidence");
-    if (row.confidence)
-        json.number(*row.confidence);
-    else
-        json.null();
+    if (row.confidence) json.number(*row.confidence);
+    else json.null();
     json.key("ambiguous_with").string_array(row.ambiguous_with);
     json.key("repair").string(name_of(row.repair));
     json.key("fails_every_candidate").boolean(row.fails_every_candidate);
@@ -78,10 +76,8 @@ inline void write_partial_row(io::json_writer& json, const partial_row& entry) {
         json.key("value").number(metric.value);
         json.key("comparison").string(metric.rule ? symbol_of(metric.rule->op) : std::string_view());
         json.key("threshold");
-        if (metric.rule)
-            json.number(metric.rule->value);
-        else
-            json.null();
+        if (metric.rule) json.number(metric.rule->value);
+        else json.null();
         json.key("passed").boolean(metric.passed);
         json.end_object();
     }

@@ -19,13 +19,14 @@
 // "<file>:<line>:<column>: <reason>" and names the key; kind io when the file
 // cannot be read.
 // Complexity: O(file size). Throws: numgap::error, std::bad_alloc.
-#include <cmath>
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <initializer_list>
 #include <limits>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,8 +78,8 @@ public:
     std::int64_t integer(const io::json_value& value, std::string_view key, std::int64_t least,
                          std::int64_t most) const {
         if (!value.is_integer() || value.as_integer() < least || value.as_integer() > most)
-            fail(value, where(key) + " must be a whole number from " + std::to_string(least) + " to " +
-                            std::to_string(most));
+            fail(value,
+                 where(key) + " must be a whole number from " + std::to_string(least) + " to " + std::to_string(most));
         return value.as_integer();
     }
     std::int64_t integer(std::string_view key, std::int64_t least, std::int64_t most) const {
@@ -112,7 +113,8 @@ public:
         if (!value.is_array()) fail(value, where(key) + " must be an array, found " + describe(value));
         return value;
     }
-    template <class Parse> auto spelled(std::string_view key, Parse&& parse) const {
+    template <class Parse>
+    auto spelled(std::string_view key, Parse&& parse) const {
         const std::string spelling = text(key);
         const auto parsed = parse(spelling);
         if (!parsed) fail(at(key), where(key) + " has the unknown value '" + spelling + "'");
@@ -143,7 +145,8 @@ private:
 };
 
 inline std::optional<match_kind> parse_match_kind(std::string_view text) noexcept {
-    for (match_kind kind : {match_kind::one_to_one, match_kind::fused, match_kind::decomposed, match_kind::many_to_many})
+    for (match_kind kind :
+         {match_kind::one_to_one, match_kind::fused, match_kind::decomposed, match_kind::many_to_many})
         if (to_string(kind) == text) return kind;
     return std::nullopt;
 }
@@ -153,14 +156,15 @@ inline std::optional<comparison> parse_comparison(std::string_view text) noexcep
     return std::nullopt;
 }
 inline std::optional<error_kind> parse_error_kind(std::string_view text) noexcept {
-    for (error_kind kind : {error_kind::io, error_kind::format, error_kind::schema, error_kind::shape, error_kind::dtype,
-                            error_kind::graph, error_kind::limit, error_kind::usage, error_kind::other})
+    for (error_kind kind :
+         {error_kind::io, error_kind::format, error_kind::schema, error_kind::shape, error_kind::dtype,
+          error_kind::graph, error_kind::limit, error_kind::usage, error_kind::other})
         if (name_of(kind) == text) return kind;
     return std::nullopt;
 }
 inline std::optional<partial_row_origin> parse_partial_row_origin(std::string_view text) noexcept {
-    for (partial_row_origin from : {partial_row_origin::group, partial_row_origin::unmatched_reference,
-                                    partial_row_origin::unmatched_target})
+    for (partial_row_origin from :
+         {partial_row_origin::group, partial_row_origin::unmatched_reference, partial_row_origin::unmatched_target})
         if (name_of(from) == text) return from;
     return std::nullopt;
 }
@@ -175,16 +179,21 @@ inline std::optional<group_error> read_partial_error(const partial_object& row) 
         if (key == "kind") result.kind = failure.spelled("kind", parse_error_kind);
         else if (key == "file") result.where.file = failure.text("file");
         else if (key == "item") result.where.item = failure.text("item");
-        else if (key == "offset") result.where.offset = std::uint64_t(failure.integer("offset", 0, std::numeric_limits<std::int64_t>::max()));
-        else if (key == "line") result.where.line = std::uint32_t(failure.integer("line", 1, std::numeric_limits<std::uint32_t>::max()));
-        else if (key == "column") result.where.column = std::uint32_t(failure.integer("column", 1, std::numeric_limits<std::uint32_t>::max()));
+        else if (key == "offset")
+            result.where.offset = std::uint64_t(failure.integer("offset", 0, std::numeric_limits<std::int64_t>::max()));
+        else if (key == "line")
+            result.where.line = std::uint32_t(failure.integer("line", 1, std::numeric_limits<std::uint32_t>::max()));
+        else if (key == "column")
+            result.where.column =
+                std::uint32_t(failure.integer("column", 1, std::numeric_limits<std::uint32_t>::max()));
         else failure.fail(member.value, failure.context() + ": unknown key \"" + member.key + "\"");
     }
     if (value.find("kind") == nullptr) failure.fail(value, failure.context() + " has no \"kind\"");
     return result;
 }
 
-inline report_metric read_partial_metric(const io::json_value& value, std::string_view file, const std::string& context) {
+inline report_metric read_partial_metric(const io::json_value& value, std::string_view file,
+                                         const std::string& context) {
     const partial_object metric(value, file, context);
     metric.expect_keys({"name", "value", "comparison", "threshold", "passed"});
     report_metric result;
@@ -203,12 +212,13 @@ inline report_metric read_partial_metric(const io::json_value& value, std::strin
 inline partial_row read_partial_row(const io::json_value& value, std::string_view file, std::size_t position,
                                     const partial_report& partial) {
     const partial_object row(value, file, "row " + std::to_string(position));
-    row.expect_keys({"from", "index", "ref_nodes", "target_nodes", "ref_tensor", "target_tensor", "kind", "strategy",
-                     "confidence", "ambiguous_with", "repair", "fails_every_candidate", "op", "shape", "dtype_ref",
-                     "dtype_target", "quant_ref", "quant_target", "count", "metrics", "status", "message", "error"});
+    row.expect_keys({"from",  "index",    "ref_nodes",  "target_nodes",   "ref_tensor", "target_tensor",
+                     "kind",  "strategy", "confidence", "ambiguous_with", "repair",     "fails_every_candidate",
+                     "op",    "shape",    "dtype_ref",  "dtype_target",   "quant_ref",  "quant_target",
+                     "count", "metrics",  "status",     "message",        "error"});
     partial_row entry;
     entry.from = row.spelled("from", parse_partial_row_origin);
-    const std::size_t bound = entry.from == partial_row_origin::group ? partial.match_groups
+    const std::size_t bound = entry.from == partial_row_origin::group                 ? partial.match_groups
                               : entry.from == partial_row_origin::unmatched_reference ? partial.reference_graph.size()
                                                                                       : partial.target_nodes;
     entry.index = row.index("index", bound);
@@ -234,8 +244,8 @@ inline partial_row read_partial_row(const io::json_value& value, std::string_vie
     out.count = row.integer("count", 0, std::numeric_limits<std::int64_t>::max());
     std::size_t metric_position = 0;
     for (const io::json_value& metric : row.array("metrics").as_array())
-        out.metrics.push_back(read_partial_metric(
-            metric, file, row.context() + ": metric " + std::to_string(metric_position++)));
+        out.metrics.push_back(
+            read_partial_metric(metric, file, row.context() + ": metric " + std::to_string(metric_position++)));
     out.status = row.spelled("status", [](std::string_view text) { return parse_group_status(text); });
     out.message = row.text("message");
     out.error_detail = read_partial_error(row);
@@ -250,15 +260,14 @@ inline partial_report parse_partial_report(std::string_view text, std::string_vi
     const detail::partial_object top(root, file, "partial report");
     if (const io::json_value* format = root.find("format");
         format == nullptr || !format->is_string() || format->as_string() != partial_report_format)
-        top.fail(format ? *format : root, "not a numgap partial report (\"format\" is not \"" +
-                                              std::string(partial_report_format) + "\")");
+        top.fail(format ? *format : root,
+                 "not a numgap partial report (\"format\" is not \"" + std::string(partial_report_format) + "\")");
     top.expect_keys({"format", "format_version", "shard", "shards", "fingerprint", "match_groups", "target_nodes",
                      "shard_bytes", "metrics", "reference_graph", "owned_groups", "rows"});
     if (top.integer("format_version", 0, std::numeric_limits<std::int64_t>::max()) != partial_report_format_version)
-        top.fail(top.at("format_version"), "partial report format_version " +
-                                               std::to_string(top.at("format_version").as_integer()) +
-                                               " is not the version this numgap reads (" +
-                                               std::to_string(partial_report_format_version) + ")");
+        top.fail(top.at("format_version"),
+                 "partial report format_version " + std::to_string(top.at("format_version").as_integer()) +
+                     " is not the version this numgap reads (" + std::to_string(partial_report_format_version) + ")");
     constexpr std::int64_t most = std::numeric_limits<std::int64_t>::max();
     partial_report partial;
     partial.shards = std::size_t(top.integer("shards", 1, most));
@@ -269,8 +278,8 @@ inline partial_report parse_partial_report(std::string_view text, std::string_vi
     partial.shard_bytes = std::uint64_t(top.integer("shard_bytes", 0, most));
     partial.metric_names = top.texts("metrics");
     for (const io::json_value& value : top.array("reference_graph").as_array()) {
-        const detail::partial_object node(value, file, "reference graph node " +
-                                                           std::to_string(partial.reference_graph.size()));
+        const detail::partial_object node(value, file,
+                                          "reference graph node " + std::to_string(partial.reference_graph.size()));
         node.expect_keys({"name", "op", "producers"});
         report_node entry;
         entry.name = node.text("name");
@@ -283,8 +292,9 @@ inline partial_report parse_partial_report(std::string_view text, std::string_vi
     for (const io::json_value& group : top.array("owned_groups").as_array()) {
         const std::size_t index = std::size_t(top.integer(group, "owned_groups", 0, most));
         if (index >= partial.match_groups || (!partial.owned_groups.empty() && index <= partial.owned_groups.back()))
-            top.fail(group, "partial report: \"owned_groups\" must be ascending group indices below \"match_groups\" (" +
-                                std::to_string(partial.match_groups) + ")");
+            top.fail(group,
+                     "partial report: \"owned_groups\" must be ascending group indices below \"match_groups\" (" +
+                         std::to_string(partial.match_groups) + ")");
         partial.owned_groups.push_back(index);
     }
     for (const io::json_value& row : top.array("rows").as_array())
