@@ -28,6 +28,26 @@ std::uint64_t parse_mebibytes(std::string_view flag, std::string_view text) {
     return value << 20;
 }
 
+// "I/N": shard I (0-based) of N.
+numgap::shard_spec parse_shard(std::string_view text) {
+    const std::size_t slash = text.find('/');
+    numgap::shard_spec shard;
+    bool valid = slash != std::string_view::npos;
+    if (valid) {
+        const std::string_view index = text.substr(0, slash), count = text.substr(slash + 1);
+        const auto parsed_index = std::from_chars(index.data(), index.data() + index.size(), shard.index);
+        const auto parsed_count = std::from_chars(count.data(), count.data() + count.size(), shard.count);
+        valid = !index.empty() && !count.empty() && parsed_index.ec == std::errc() &&
+                parsed_index.ptr == index.data() + index.size() && parsed_count.ec == std::errc() &&
+                parsed_count.ptr == count.data() + count.size() && shard.count >= 1 && shard.count <= 4096 &&
+                shard.index < shard.count;
+    }
+    if (!valid)
+        throw usage_error{"--shard expects I/N with 0 <= I < N <= 4096 (shard I of N, numbered from 0), got '" +
+                          std::string(text) + "'"};
+    return shard;
+}
+
 } // namespace
 
 compare_arguments parse_compare(std::span<char*> args) {
@@ -55,17 +75,19 @@ compare_arguments parse_compare(std::span<char*> args) {
         else if (flag == "--match")
             parsed.match = take_value();
         else if (flag == "--csv")
-            parsed.csv = take_value();
+            parsed.outputs.csv = take_value();
         else if (flag == "--json")
-            parsed.json = take_value();
+            parsed.outputs.json = take_value();
         else if (flag == "--dot")
-            parsed.dot = take_value();
+            parsed.outputs.dot = take_value();
         else if (flag == "--svg")
-            parsed.svg = take_value();
+            parsed.outputs.svg = take_value();
         else if (flag == "--model-explorer")
-            parsed.model_explorer = take_value();
+            parsed.outputs.model_explorer = take_value();
         else if (flag == "--dump-failing")
             parsed.dump_failing = take_value();
+        else if (flag == "--shard")
+            parsed.shard = parse_shard(take_value());
         else if (flag == "--threads")
             parsed.threads = parse_count("--threads", take_value());
         else if (flag == "--map")
@@ -119,6 +141,48 @@ compare_arguments parse_compare(std::span<char*> args) {
     for (const std::string& rule : parsed.name_rules)
         if (rule != "output-suffix" && rule != "separators" && rule != "case" && rule != "common")
             throw usage_error{"--name-rule must be output-suffix, separators, case or common, not '" + rule + "'"};
+    if (parsed.shard) {
+        // A shard's rows are only a part: the whole report exists after `numgap merge`.
+        if (parsed.outputs.json.empty())
+            throw usage_error{"--shard writes a partial report, so it needs --json FILE"};
+        const report_outputs& outputs = parsed.outputs;
+        if (!outputs.csv.empty() || !outputs.dot.empty() || !outputs.svg.empty() || !outputs.model_explorer.empty() ||
+            !parsed.dump_failing.empty())
+            throw usage_error{"with --shard, ask `numgap merge` for --csv, --dot, --svg and --model-explorer; "
+                              "--dump-failing is not available per shard"};
+    }
+    return parsed;
+}
+
+merge_arguments parse_merge(std::span<char*> args) {
+    merge_arguments parsed;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::string_view arg = args[i];
+        if (arg.size() < 2 || arg.substr(0, 2) != "--") {
+            parsed.partials.emplace_back(arg);
+            continue;
+        }
+        std::string_view flag = arg;
+        std::optional<std::string> value;
+        if (const std::size_t equals = arg.find('='); equals != std::string_view::npos) {
+            flag = arg.substr(0, equals);
+            value = std::string(arg.substr(equals + 1));
+        } else if (i + 1 < args.size()) {
+            value = std::string(args[i + 1]);
+            ++i;
+        }
+        std::string* output = flag == "--csv"              ? &parsed.outputs.csv
+                              : flag == "--json"           ? &parsed.outputs.json
+                              : flag == "--dot"            ? &parsed.outputs.dot
+                              : flag == "--svg"            ? &parsed.outputs.svg
+                              : flag == "--model-explorer" ? &parsed.outputs.model_explorer
+                                                           : nullptr;
+        if (output == nullptr) throw usage_error{"unknown option '" + std::string(flag) + "' for merge"};
+        if (!value) throw usage_error{std::string(flag) + " needs a value"};
+        *output = *value;
+    }
+    if (parsed.partials.empty())
+        throw usage_error{"merge needs the partial reports of every shard (numgap compare --shard I/N --json F)"};
     return parsed;
 }
 

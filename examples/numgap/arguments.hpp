@@ -12,7 +12,10 @@
 #include <vector>
 
 #include <numgap/compare/compare_options.hpp>
+#include <numgap/compare/compare_shard.hpp>
 #include <numgap/io/read_policy.hpp>
+
+#include "report_outputs.hpp"
 
 namespace numgap_cli {
 
@@ -29,6 +32,8 @@ inline constexpr std::string_view usage_text =
     "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
     "                 [--debug-buffer FILE] [--reference-debug-buffer FILE]\n"
     "                 [--qnn-net-json FILE] [--raw-dtype DTYPE] [--raw-layout nhwc|nchw|as-reference]\n"
+    "                 [--shard I/N --json PARTIAL]\n"
+    "  numgap merge PARTIAL... [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "  numgap demo [DIR]\n"
     "  numgap --help | --version\n"
     "\n"
@@ -75,6 +80,12 @@ inline constexpr std::string_view usage_text =
     "A run that is a file (.npz, safetensors, Polygraphy JSON) takes its graph and tensor\n"
     "  metadata (dtype, scale, zero point, axis order) from a graph.json next to it, or from\n"
     "  --overlay FILE (used for every run that is a file; keys are the file's own keys).\n"
+    "Many machines: --shard I/N (0 <= I < N <= 4096) compares shard I of N (the groups split\n"
+    "  by their tensors' bytes, the same way on every machine) and writes a partial report to\n"
+    "  --json (exit 0 once written, whatever the groups showed); `numgap merge` reads all N\n"
+    "  partials and prints, writes and exits exactly as the unsharded compare would. Every\n"
+    "  shard must see the same runs and options; merge refuses partials of another\n"
+    "  comparison and missing or repeated shards.\n"
     "Exit status: 0 at least one group was compared, every compared group passes and at\n"
     "  least half of the reference nodes with dumped tensors were compared;\n"
     "  1 some group fails, nothing was compared (every row unmatched or missing), or more\n"
@@ -91,7 +102,10 @@ struct compare_arguments {
     std::string reference, target;
     std::vector<std::string> metrics; // as typed: NAME or NAME:RULE
     std::string match = "auto";
-    std::string csv, json, dot, svg, model_explorer, dump_failing;
+    report_outputs outputs; // --csv, --json, --dot, --svg, --model-explorer
+    std::string dump_failing;
+    // --shard I/N: compare shard I (0-based) of N and write a partial report to --json.
+    std::optional<numgap::shard_spec> shard;
     std::size_t threads = 0;
     std::string map;
     std::vector<std::string> name_rules;
@@ -103,5 +117,13 @@ struct compare_arguments {
 
 // Parses the arguments after `compare`.
 compare_arguments parse_compare(std::span<char*> args);
+
+struct merge_arguments {
+    std::vector<std::string> partials;
+    report_outputs outputs;
+};
+
+// Parses the arguments after `merge`.
+merge_arguments parse_merge(std::span<char*> args);
 
 } // namespace numgap_cli

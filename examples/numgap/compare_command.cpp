@@ -19,7 +19,7 @@
 #include <numgap/metric.hpp>
 #include <numgap/report.hpp>
 
-#include "render_svg.hpp"
+#include "report_outputs.hpp"
 
 namespace numgap_cli {
 
@@ -103,6 +103,44 @@ numgap::io::run_directory open_run(const std::string& path, const std::string& d
     return numgap::io::run_directory::open(path, policy, overlay);
 }
 
+// Everything that changes what a shard compares or finds, spelled once, for
+// the fingerprint merge checks (paths are left out: a run may sit at another
+// path on each machine; the graphs, match result and sizes are hashed anyway).
+std::string result_options_text(const compare_arguments& arguments, const numgap::io::run_directory& reference_run,
+                                const numgap::io::run_directory& target_run) {
+    std::string text = "match=" + arguments.match + ";repair=" + std::to_string(int(arguments.repair));
+    for (const std::string& metric : arguments.metrics) text += ";metric=" + metric;
+    for (const std::string& rule : arguments.name_rules) text += ";name-rule=" + rule;
+    const numgap::io::read_policy& reading = arguments.reading;
+    text += ";max-inflated=" + std::to_string(reading.max_inflated_bytes);
+    text += ";raw-dtype=" + std::string(reading.raw_dtype ? numgap::name_of(*reading.raw_dtype) : "");
+    text += ";raw-layout=" + std::to_string(int(reading.raw_tensor_layout));
+    text += ";reference-bytes=" + std::to_string(reference_run.total_bytes());
+    text += ";target-bytes=" + std::to_string(target_run.total_bytes());
+    return text;
+}
+
+int run_shard(const compare_arguments& arguments, const numgap::basic_graph& reference_graph,
+              const numgap::basic_graph& target_graph, const numgap::match_result& matches,
+              const numgap::io::run_directory& reference_run, const numgap::io::run_directory& target_run,
+              const numgap::metric_set& metrics, numgap::compare_options options) {
+    const std::vector<std::uint64_t> group_bytes = numgap::estimate_group_bytes(matches, reference_run, target_run);
+    numgap::partial_report partial;
+    {
+        progress_line progress;
+        options.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
+        partial = numgap::compare_shard(reference_graph, target_graph, matches, reference_run, target_run, metrics,
+                                        options, *arguments.shard, group_bytes,
+                                        result_options_text(arguments, reference_run, target_run));
+    }
+    numgap::write_partial_report(partial, arguments.outputs.json);
+    std::cout << "shard " << partial.shard << "/" << partial.shards << ": " << partial.owned_groups.size() << " of "
+              << partial.match_groups << " groups (" << partial.shard_bytes << " bytes estimated), "
+              << partial.rows.size() << " rows; partial report written to "
+              << numgap::terminal_text(arguments.outputs.json) << "\n";
+    return exit_pass;
+}
+
 } // namespace
 
 int run_compare(const compare_arguments& arguments) {
@@ -130,6 +168,8 @@ int run_compare(const compare_arguments& arguments) {
     numgap::compare_options options;
     options.threads = arguments.threads;
     options.repair = arguments.repair;
+    if (arguments.shard) return run_shard(arguments, reference_graph, target_graph, matches, reference_run, target_run,
+                                          metrics, options);
     numgap::comparison_report report;
     {
         progress_line progress;
@@ -138,32 +178,7 @@ int run_compare(const compare_arguments& arguments) {
                                       metrics, options);
     }
 
-    std::cout << numgap::format_summary_table(report);
-    std::cout.flush();
-
-    if (!arguments.csv.empty()) numgap::write_csv(report, arguments.csv);
-    if (!arguments.json.empty()) numgap::write_json(report, arguments.json);
-    if (!arguments.model_explorer.empty()) numgap::write_model_explorer(report, arguments.model_explorer);
-    if (!arguments.dot.empty()) numgap::write_dot(report, arguments.dot);
-    if (!arguments.svg.empty()) {
-        // Graphviz reads the --dot file, else a temporary next to the SVG:
-        // no file the user did not name is written, replaced or removed.
-        std::optional<numgap::io::temporary_file> temporary_dot;
-        std::filesystem::path dot_path = arguments.dot;
-        if (dot_path.empty()) {
-            temporary_dot.emplace(arguments.svg + ".dot", "DOT graph");
-            dot_path = temporary_dot->path();
-            numgap::write_dot(report, dot_path);
-        }
-        try {
-            render_svg(dot_path, arguments.svg);
-        } catch (const numgap::error& failure) {
-            if (!temporary_dot) throw;
-            // Keep the graph so it can be rendered elsewhere, without replacing a file.
-            throw numgap::error(std::string(failure.what()) + "; the DOT graph was kept as '" +
-                                temporary_dot->keep().string() + "'");
-        }
-    }
+    print_and_write(report, arguments.outputs);
     if (!arguments.dump_failing.empty()) {
         const std::size_t written = numgap::dump_failing_pairs(report, reference_run, target_run,
                                                                arguments.dump_failing);
@@ -171,31 +186,7 @@ int run_compare(const compare_arguments& arguments) {
                   << numgap::terminal_text(arguments.dump_failing) << "\n";
     }
 
-    if (report.summary.errors != 0) {
-        for (const numgap::group_report& group : report.groups)
-            if (group.status == numgap::group_status::error)
-                std::cerr << "numgap: error: group '"
-                          << numgap::terminal_text(group.reference_nodes.empty() ? std::string("?")
-                                                                                 : group.reference_nodes.back())
-                          << "': " << numgap::terminal_text(group.message) << "\n";
-        return exit_unusable;
-    }
-    if (report.summary.passed + report.summary.failed == 0) {
-        // Every row is unmatched or missing: passing here would let a CI gate
-        // succeed without a single comparison (e.g. target keys that never match).
-        std::cerr << "numgap: nothing was compared: no group has both tensors ("
-                  << report.summary.unmatched_reference << " unmatched reference nodes, "
-                  << report.summary.unmatched_target << " unmatched target nodes, "
-                  << report.summary.missing << " missing groups); check that the runs' keys match\n";
-        return exit_fail;
-    }
-    if (const std::string warning = numgap::coverage_warning(report.summary); !warning.empty()) {
-        // Mirrors "nothing compared": a pass over a small fraction of the
-        // model is not a pass a CI gate may accept.
-        std::cerr << "numgap: " << warning << "\n";
-        return exit_fail;
-    }
-    return report.summary.failed == 0 ? exit_pass : exit_fail;
+    return report_exit_status(report);
 }
 
 } // namespace numgap_cli

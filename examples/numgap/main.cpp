@@ -7,6 +7,8 @@
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
 //                  [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]
 //                  [--debug-buffer FILE] [--reference-debug-buffer FILE]
+//                  [--shard I/N --json PARTIAL]
+//   numgap merge PARTIAL... [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
 //   numgap demo [DIR]
 //
 // REF and TARGET are run directories, .npz files or safetensors runs; see the README for the
@@ -28,7 +30,11 @@
 // runs `compare`, demo_model.* and demo_command.* make and compare the demo's
 // runs, render_svg.hpp runs Graphviz (the only process spawning in numgap,
 // kept out of the library), and this file dispatches and maps errors to exit
-// statuses.
+// statuses. merge_command.* runs `merge`; report_outputs.* prints, writes and
+// judges a finished report for both compare and merge, so they agree byte for
+// byte. With --shard, compare exits 0 once the partial report is written
+// (whatever its groups showed: a Slurm afterok dependency must still start
+// the merge) and merge's exit status is the unsharded compare's.
 #include <exception>
 #include <filesystem>
 #include <iostream>
@@ -45,6 +51,7 @@
 #include "arguments.hpp"
 #include "compare_command.hpp"
 #include "demo_command.hpp"
+#include "merge_command.hpp"
 
 int main(int argc, char** argv) {
     using namespace numgap_cli;
@@ -64,6 +71,7 @@ int main(int argc, char** argv) {
             return exit_pass;
         }
         if (command == "compare") return run_compare(parse_compare(args.subspan(2)));
+        if (command == "merge") return run_merge(parse_merge(args.subspan(2)));
         if (command == "demo") {
             if (args.size() > 3) throw usage_error{"demo takes at most one argument, the output directory"};
             return run_demo(args.size() == 3 ? std::filesystem::path(args[2])

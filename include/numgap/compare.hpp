@@ -3,7 +3,10 @@
 // compare_runs and the failing-pair dumps.
 #include <numgap/compare/compare_options.hpp>
 #include <numgap/compare/compare_runs.hpp>
+#include <numgap/compare/compare_shard.hpp>
 #include <numgap/compare/describe_quantization.hpp>
 #include <numgap/compare/dump_failing_pairs.hpp>
+#include <numgap/compare/group_bytes.hpp>
 #include <numgap/compare/run_graph.hpp>
+#include <numgap/compare/shard_plan.hpp>
 #include <numgap/compare/tensor_source.hpp>

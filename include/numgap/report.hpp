@@ -13,7 +13,11 @@
 #include <numgap/report/group_status.hpp>
 #include <numgap/report/repair_state.hpp>
 #include <numgap/report/json.hpp>
+#include <numgap/report/merge_partial_reports.hpp>
 #include <numgap/report/model_explorer.hpp>
+#include <numgap/report/partial_report.hpp>
+#include <numgap/report/partial_report_json.hpp>
+#include <numgap/report/read_partial_report.hpp>
 #include <numgap/report/report_metric.hpp>
 #include <numgap/report/report_node.hpp>
 #include <numgap/report/report_summary.hpp>

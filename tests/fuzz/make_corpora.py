@@ -343,6 +343,36 @@ def main():
         "x": {"dims": [12], "data_type": 776, "quant_params": {"scale_offset": {"scale": 0.25, "offset": 3}}},
         "conv_out": {"dims": [3, 4], "data_type": 1032, "quant_params": {"scale_offset": {"scale": 1.0, "offset": 0}}}}))
 
+    # Partial reports of `numgap compare --shard`: a -> b -> c, two groups and
+    # an unmatched node, one failing with an error location; and the second
+    # shard of two (merging it alone is refused: shard 0 is missing).
+    def partial_row(source, index, ref, target, status, metrics, error=None):
+        return {"from": source, "index": index, "ref_nodes": ref, "target_nodes": target,
+                "ref_tensor": ref[0] if ref else "", "target_tensor": target[0] if target else "",
+                "kind": "one_to_one" if source == "group" else "", "strategy": "name" if source == "group" else "",
+                "confidence": 1 if source == "group" else None, "ambiguous_with": [], "repair": "none",
+                "fails_every_candidate": False, "op": "relu", "shape": [4], "dtype_ref": "float32",
+                "dtype_target": "float32", "quant_ref": "", "quant_target": "", "count": 4, "metrics": metrics,
+                "status": status, "message": "", "error": error}
+    def partial(shard, shards, owned, rows):
+        return json.dumps({"format": "numgap-partial-report", "format_version": 1, "shard": shard,
+                           "shards": shards, "fingerprint": "0123456789abcdef", "match_groups": 2,
+                           "target_nodes": 3, "shard_bytes": 64, "metrics": ["cosine", "atol"],
+                           "reference_graph": [{"name": "a", "op": "input", "producers": []},
+                                               {"name": "b", "op": "relu", "producers": [0]},
+                                               {"name": "c", "op": "add", "producers": [0, 1]}],
+                           "owned_groups": owned, "rows": rows}).encode()
+    cosine = {"name": "cosine", "value": -1, "comparison": ">=", "threshold": 0.99, "passed": False}
+    atol = {"name": "atol", "value": "inf", "comparison": "", "threshold": None, "passed": True}
+    write("partial_report", "whole.json", partial(0, 1, [0, 1], [
+        partial_row("group", 0, ["a"], ["a"], "pass", [dict(cosine, value=1, passed=True), atol]),
+        partial_row("group", 1, ["b"], ["b"], "fail", [cosine, dict(atol, value="nan")]),
+        partial_row("unmatched_ref", 2, ["c"], [], "unmatched", []),
+        partial_row("unmatched_target", 2, [], ["c2"], "error", [],
+                    {"kind": "format", "file": "c2.npy", "item": "c2", "offset": 8, "line": 1, "column": 2})]))
+    write("partial_report", "second_of_two.json", partial(1, 2, [1], [
+        partial_row("group", 1, ["b"], ["b"], "fail", [cosine, atol])]))
+
     # A name that every writer must escape: formula lead, ESC, NUL, CR/LF, bidi
     # override, quote, comma, backslash.
     hostile = '=cmd|"a,b"\\\x1b[31m\x00\r\n\u202eend'

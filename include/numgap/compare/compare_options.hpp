@@ -23,6 +23,11 @@
 // fails, `warn` keeps the matcher's pick and only marks the row
 // repair_possible, `off` tries nothing. Shape mismatches on structural pairs
 // never abort the comparison, whatever the mode.
+// compare_only: when set, only the match groups (index into the
+// match_result) it returns true for are compared; every other group's row is
+// left `missing` with a message saying it belongs to another shard, and the
+// repair pass never looks at it (`numgap compare --shard`, compare_shard.hpp,
+// which keeps every group repair may consult in one shard).
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +44,7 @@ struct compare_options {
     std::function<void(std::size_t done, std::size_t total)> progress;
     evaluate_options evaluate{1, false};
     repair_mode repair = repair_mode::on;
+    std::function<bool(std::size_t group)> compare_only;
 };
 
 } // namespace numgap

@@ -269,9 +269,14 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         while (!stop.load(std::memory_order_relaxed)) {
             const std::size_t index = next.fetch_add(1, std::memory_order_relaxed);
             if (index >= compared_groups) return;
-            shapes_differ[index] = detail::compare_group(report.groups[index], reference_source, target_source,
-                                                         metrics, options.evaluate,
-                                                         working.groups[index].strategy == "structure");
+            if (options.compare_only && !options.compare_only(index)) {
+                report.groups[index].status = group_status::missing;
+                report.groups[index].message = "compared by another shard";
+            } else {
+                shapes_differ[index] = detail::compare_group(report.groups[index], reference_source, target_source,
+                                                             metrics, options.evaluate,
+                                                             working.groups[index].strategy == "structure");
+            }
             if (options.progress) {
                 std::lock_guard lock(progress_mutex);
                 ++done;

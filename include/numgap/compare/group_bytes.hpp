@@ -1,0 +1,58 @@
+#pragma once
+// estimate_group_bytes: how many tensor bytes each match group will read, on
+// both sides, known without reading any tensor data — the weights
+// plan_shards (shard_plan.hpp) balances `numgap compare --shard I/N` by.
+//
+// A tensor's bytes are its element count (io::run_directory::stored_shape:
+// graph.json's shape, else the file's header) times the size of its dtype
+// when graph.json states one, else 4 (float32, the common dump). A tensor
+// whose shape is not known that cheaply, or that the run does not hold,
+// counts 0. It is an estimate for balancing, not a promise: every machine
+// computes the same one from the same files, which is what the plan needs.
+// Complexity: O(groups) plus one small header read per tensor without a
+// declared shape (run_directory::stored_shape).
+// Throws: std::bad_alloc; never for a bad file (load reports it later).
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include <numgap/core/dtype.hpp>
+#include <numgap/io/run_directory.hpp>
+#include <numgap/match/match_result.hpp>
+
+namespace numgap {
+
+inline std::uint64_t estimate_tensor_bytes(const io::run_directory& run, std::string_view key) {
+    const std::optional<std::vector<std::int64_t>> shape = run.stored_shape(key);
+    if (!shape) return 0;
+    const io::tensor_spec* spec = run.manifest().find_tensor(key);
+    std::uint64_t bytes = spec && spec->type ? std::uint64_t(size_of(*spec->type)) : 4;
+    for (std::int64_t dimension : *shape) {
+        if (dimension <= 0) return 0;
+        // Saturating: a hostile header must not wrap the estimate around.
+        if (bytes > std::numeric_limits<std::uint64_t>::max() / std::uint64_t(dimension))
+            return std::numeric_limits<std::uint64_t>::max();
+        bytes *= std::uint64_t(dimension);
+    }
+    return bytes;
+}
+
+inline std::vector<std::uint64_t> estimate_group_bytes(const match_result& matches, const io::run_directory& reference,
+                                                       const io::run_directory& target) {
+    std::vector<std::uint64_t> bytes;
+    bytes.reserve(matches.groups.size());
+    for (const match_group& group : matches.groups) {
+        const std::uint64_t reference_bytes =
+            group.reference_tensor.empty() ? 0 : estimate_tensor_bytes(reference, group.reference_tensor);
+        const std::uint64_t target_bytes =
+            group.target_tensor.empty() ? 0 : estimate_tensor_bytes(target, group.target_tensor);
+        bytes.push_back(reference_bytes > std::numeric_limits<std::uint64_t>::max() - target_bytes
+                            ? std::numeric_limits<std::uint64_t>::max()
+                            : reference_bytes + target_bytes);
+    }
+    return bytes;
+}
+
+} // namespace numgap
