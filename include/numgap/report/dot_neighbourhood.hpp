@@ -65,7 +65,8 @@ inline std::vector<std::size_t> dot_neighbourhood(const comparison_report& repor
             queue.emplace_back(seed, 0);
         }
         while (!queue.empty() && chosen.size() < max_nodes) {
-            const auto [node, distance] = queue.front();
+            // Not a structured binding: clang 14 cannot capture one in the lambda below.
+            const std::size_t node = queue.front().first, distance = queue.front().second;
             queue.pop_front();
             if (distance == depth) continue;
             const auto visit = [&](std::size_t next) {
