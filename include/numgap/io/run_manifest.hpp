@@ -35,7 +35,9 @@
 // Complexity: O(text + nodes + tensors log tensors). Throws numgap::error.
 //
 // Longer than ~350 lines: one strict reader whose checks share the position
-// bookkeeping and error scheme; the checks read best in one place.
+// bookkeeping and error scheme; the checks read best in one place, and the
+// piecewise reader (read_piecewise, for million-node files) runs the very
+// same checks per entry, so it lives beside them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
