@@ -59,6 +59,10 @@ compare_arguments parse_compare(std::span<char*> args) {
             positional.emplace_back(arg);
             continue;
         }
+        if (arg == "--quiet") {
+            parsed.quiet = true;
+            continue;
+        }
         std::string_view flag = arg;
         std::optional<std::string_view> value;
         if (const std::size_t equals = arg.find('='); equals != std::string_view::npos) {

@@ -27,7 +27,7 @@ inline constexpr std::string_view usage_text =
     "usage:\n"
     "  numgap compare REF TARGET [--metric NAME[:OP VALUE]]... [--match auto|name|handle|structure]\n"
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
-    "                 [--dump-failing DIR] [--threads N]\n"
+    "                 [--dump-failing DIR] [--threads N] [--quiet]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
     "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
     "                 [--debug-buffer FILE] [--reference-debug-buffer FILE]\n"
@@ -51,6 +51,8 @@ inline constexpr std::string_view usage_text =
     "  --raw-dtype DTYPE       dtype of undescribed .raw files (default float32)\n"
     "  --raw-layout L          nhwc (default): the reference's NCHW shape stored channels-last;\n"
     "                          nchw or as-reference: the reference's own shape\n"
+    "Progress (groups and bytes compared, rate, time left) is shown on stderr when it is a\n"
+    "  terminal and the comparison takes over a second; --quiet turns it off.\n"
     "Without --metric: cosine, atol and mse with numgap's default thresholds.\n"
     "  --metric cosine:'>=0.999'   a metric with its own pass rule (OP is >=, >, <=, < or ==)\n"
     "  --metric snr_db             a metric with its default rule\n"
@@ -107,6 +109,7 @@ struct compare_arguments {
     // --shard I/N: compare shard I (0-based) of N and write a partial report to --json.
     std::optional<numgap::shard_spec> shard;
     std::size_t threads = 0;
+    bool quiet = false; // --quiet: no progress display on stderr
     std::string map;
     std::vector<std::string> name_rules;
     numgap::repair_mode repair = numgap::repair_mode::on;

@@ -1,6 +1,7 @@
 // `numgap compare` (compare_command.hpp).
 #include "compare_command.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -10,8 +11,6 @@
 #include <string_view>
 #include <vector>
 
-#include <unistd.h>
-
 #include <numgap/compare.hpp>
 #include <numgap/graph.hpp>
 #include <numgap/io.hpp>
@@ -19,6 +18,8 @@
 #include <numgap/metric.hpp>
 #include <numgap/report.hpp>
 
+#include "phase_timings.hpp"
+#include "progress_display.hpp"
 #include "report_outputs.hpp"
 
 namespace numgap_cli {
@@ -68,30 +69,6 @@ numgap::match_result run_matcher(const std::string& strategy, const numgap::basi
     if (strategy == "structure") return numgap::match_by_structure(reference, target, options, explicit_pairs);
     return numgap::match_auto(reference, target, options);
 }
-
-// Progress on stderr, only for a terminal and only once the run has taken a second.
-class progress_line {
-public:
-    progress_line() : enabled_(isatty(STDERR_FILENO) == 1), start_(clock::now()) {}
-    void operator()(std::size_t done, std::size_t total) {
-        if (!enabled_ || clock::now() - start_ < std::chrono::seconds(1)) return;
-        if (clock::now() - last_ < std::chrono::milliseconds(100) && done != total) return;
-        last_ = clock::now();
-        std::fprintf(stderr, "\rnumgap: compared %zu of %zu groups", done, total);
-        std::fflush(stderr);
-        shown_ = true;
-    }
-    ~progress_line() {
-        if (shown_) std::fprintf(stderr, "\r\033[K");
-    }
-
-private:
-    using clock = std::chrono::steady_clock;
-    bool enabled_;
-    bool shown_ = false;
-    clock::time_point start_;
-    clock::time_point last_{};
-};
 
 // Opens one run; its debug buffer (an ETDump's tensor data) is given by `flag`.
 numgap::io::run_directory open_run(const std::string& path, const std::string& debug_buffer, std::string_view flag,
@@ -144,6 +121,7 @@ int run_shard(const compare_arguments& arguments, const numgap::basic_graph& ref
 } // namespace
 
 int run_compare(const compare_arguments& arguments) {
+    phase_timings timings;
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
     // --overlay describes the runs that are files and QNN raw folders; a run
     // directory has its own graph.json.
@@ -155,15 +133,32 @@ int run_compare(const compare_arguments& arguments) {
                                   arguments.reading, overlay_for(arguments.reference));
     auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading,
                                overlay_for(arguments.target));
+    timings.end_phase("open runs");
     for (const auto* run : {&reference_run, &target_run})
         for (const std::string& note : run->notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
     // Shapes from the .npy headers only help structural matching; reading them
-    // costs one small read per file, so only when it may run.
-    const bool structure_may_run = arguments.match == "auto" || arguments.match == "structure";
-    const numgap::basic_graph reference_graph = numgap::run_graph(reference_run, structure_may_run);
-    const numgap::basic_graph target_graph = numgap::run_graph(target_run, structure_may_run);
-    const numgap::match_result matches =
-        run_matcher(arguments.match, reference_graph, target_graph, build_match_options(arguments));
+    // costs one small read per file (most of the graphs' cost for a million
+    // small tensors), so only when it runs. With --match auto the exact
+    // strategies usually pair every reference node, leaving structure nothing
+    // to do: match without header shapes first, and again with them only when
+    // structure had reference nodes to work on (the result then is exactly
+    // what matching with shapes from the start gives).
+    const bool structure_only = arguments.match == "structure";
+    numgap::basic_graph reference_graph = numgap::run_graph(reference_run, structure_only);
+    numgap::basic_graph target_graph = numgap::run_graph(target_run, structure_only);
+    timings.end_phase("build run graphs");
+    const numgap::match_options match_options = build_match_options(arguments);
+    numgap::match_result matches = run_matcher(arguments.match, reference_graph, target_graph, match_options);
+    const bool structure_had_work =
+        !matches.unmatched_reference.empty() ||
+        std::any_of(matches.groups.begin(), matches.groups.end(),
+                    [](const numgap::match_group& group) { return group.strategy == "structure"; });
+    if (arguments.match == "auto" && structure_had_work) {
+        numgap::add_stored_shapes(reference_graph, reference_run);
+        numgap::add_stored_shapes(target_graph, target_run);
+        matches = run_matcher(arguments.match, reference_graph, target_graph, match_options);
+    }
+    timings.end_phase("match");
 
     numgap::compare_options options;
     options.threads = arguments.threads;
@@ -172,13 +167,16 @@ int run_compare(const compare_arguments& arguments) {
                                           metrics, options);
     numgap::comparison_report report;
     {
-        progress_line progress;
-        options.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
+        progress_display progress(arguments.quiet, reference_run.total_bytes() + target_run.total_bytes());
+        options.progress = [&progress](std::size_t done, std::size_t total) { progress.groups(done, total); };
+        options.bytes_compared = &progress.bytes();
         report = numgap::compare_runs(reference_graph, target_graph, matches, reference_run, target_run,
                                       metrics, options);
     }
 
+    timings.end_phase("compare");
     print_and_write(report, arguments.outputs);
+    timings.end_phase("table and reports");
     if (!arguments.dump_failing.empty()) {
         const std::size_t written = numgap::dump_failing_pairs(report, reference_run, target_run,
                                                                arguments.dump_failing);

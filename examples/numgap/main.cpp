@@ -3,7 +3,7 @@
 //
 //   numgap compare REF TARGET [--metric NAME[:OP VALUE]]... [--match auto|name|handle|structure]
 //                  [--csv F] [--json F] [--dot F] [--svg F] [--model-explorer F]
-//                  [--dump-failing DIR] [--threads N]
+//                  [--dump-failing DIR] [--threads N] [--quiet]
 //                  [--map FILE] [--name-rule RULE]... [--repair on|warn|off]
 //                  [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]
 //                  [--debug-buffer FILE] [--reference-debug-buffer FILE]
@@ -22,7 +22,9 @@
 // input is unusable (bad arguments, unreadable or malformed files,
 // tensors that cannot be compared); messages name the file, key or node.
 // The summary table goes to stdout; progress goes to stderr only when stderr
-// is a terminal and the comparison takes more than a second. Everything
+// is a terminal, --quiet is not given and the comparison takes more than a
+// second (progress_display.hpp). NUMGAP_TIMINGS=1 prints each phase's time
+// and peak memory on stderr (phase_timings.hpp). Everything
 // printed that may hold a name, a path or a message built from them goes
 // through numgap::terminal_text, so a hostile run cannot drive the terminal.
 //

@@ -7,6 +7,7 @@
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/csv.hpp>
 #include <numgap/report/dot.hpp>
+#include <numgap/report/dot_neighbourhood.hpp>
 #include <numgap/report/format_double.hpp>
 #include <numgap/report/group_error.hpp>
 #include <numgap/report/group_report.hpp>

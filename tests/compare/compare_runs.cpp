@@ -235,6 +235,21 @@ TEST_CASE("compare_runs: progress is reported once per group, serialised, ending
     CHECK(reported_total == 4);
 }
 
+TEST_CASE("compare_runs: bytes_compared adds both tensors' data bytes of every compared group") {
+    const auto graph = chain({"x", "a", "b", "c", "d"}); // d has no tensor: missing, not counted
+    const run_data data = sample();
+    const auto views = data.views();
+    for (std::size_t threads : {1, 3}) {
+        numgap::compare_options options;
+        options.threads = threads;
+        std::atomic<std::uint64_t> bytes{0};
+        options.bytes_compared = &bytes;
+        const auto report = numgap::compare_runs(graph, graph, views, views, numgap::metric_set::defaults(), {}, options);
+        CHECK(row(report, "d").status == numgap::group_status::missing);
+        CHECK(bytes.load() == 4 * (4 + 4) * 4); // four groups of four float32 elements, both sides
+    }
+}
+
 TEST_CASE("compare_runs: an exception from the progress callback stops the run and is rethrown") {
     const auto graph = chain({"x", "a", "b", "c"});
     const run_data data = sample();

@@ -17,7 +17,9 @@
 
 #include <numgap/io/npy.hpp>
 #include <numgap/io/read_policy.hpp>
+#include <numgap/io/directory_source.hpp>
 #include <numgap/io/run_directory.hpp>
+#include <numgap/io/truncation_guard.hpp>
 
 #include "temp_directory.hpp"
 #include "zip_builder.hpp"
@@ -86,6 +88,33 @@ TEST_CASE("run_directory: loaded tensor survives moves") {
     CHECK(moved.view().name() == "k");
     CHECK(at<float>(moved.view(), 1) == 8.0f);
     CHECK(kept.back().view().name() == "k");
+}
+
+TEST_CASE("run_directory: small files are read into memory, larger ones mapped, with the same values") {
+    // Up to directory_source::small_file_limit one pread copies the file:
+    // cheaper than a mapping for a million tiny tensors. Changing the file
+    // afterwards cannot change the loaded values.
+    numgap_test::temp_directory run;
+    const std::size_t small_elements = 16, large_elements = 4096; // 192 bytes and 16 KiB with the header
+    static_assert(4096 * 4 > numgap::io::directory_source::small_file_limit);
+    std::vector<float> small(small_elements), large(large_elements);
+    for (std::size_t i = 0; i < large.size(); ++i) large[i] = float(i) * 0.5f - 3.0f;
+    for (std::size_t i = 0; i < small.size(); ++i) small[i] = large[i];
+    write_floats(run / "small.npy", small, {std::int64_t(small.size())});
+    write_floats(run / "large.npy", large, {std::int64_t(large.size())});
+    const run_directory dir = run_directory::open(run.path());
+    const loaded_tensor small_tensor = dir.load("small");
+    const loaded_tensor large_tensor = dir.load("large");
+    CHECK(aligned(small_tensor.view()));
+    for (std::size_t i = 0; i < small.size(); ++i) CHECK(at<float>(small_tensor.view(), std::int64_t(i)) == small[i]);
+    for (std::size_t i = 0; i < large.size(); i += 511) CHECK(at<float>(large_tensor.view(), std::int64_t(i)) == large[i]);
+    // Cut to nothing in place after the load: a mapping would now read zeros
+    // (the guard turns the fault into that) and check_intact would throw.
+    REQUIRE(numgap::io::install_truncation_guard());
+    REQUIRE(::truncate((run / "small.npy").c_str(), 0) == 0);
+    CHECK(at<float>(small_tensor.view(), 3) == small[3]);
+    CHECK_NOTHROW(small_tensor.check_intact());
+    CHECK_THROWS_AS((void)dir.load("small"), numgap::error); // the file itself is now empty
 }
 
 TEST_CASE("run_directory: graph json raw files layout and quantization") {

@@ -214,4 +214,58 @@ TEST_CASE("run_manifest: numbers that underflow read as zero in metadata and fie
     CHECK(contains(tensor_error(R"({"scale": 1e-400})"), "tensor 't': \"scale\" 0 must be finite and non-zero"));
     CHECK(contains(tensor_error(R"({"scale": 1e400})"), "runs/ref/graph.json:1:29: number 1e400 is out of the range"));
 }
+
+TEST_CASE("run_manifest: a large file read piecewise gives exactly what the tree reader gives") {
+    // parse_run_manifest reads nodes and tensors one at a time (no tree of
+    // the whole file); read(root) over the whole tree is the reference.
+    std::string text = "{\"version\": 1, \"metadata\": {\"model\": [1, {\"x\": null}]},\n \"nodes\": [\n";
+    for (int i = 0; i < 3000; ++i) {
+        const std::string name = "block." + std::to_string(i / 3) + ".op" + std::to_string(i % 3);
+        text += std::string(i ? ",\n" : "") + "  {\"name\": \"" + name + "\", \"op\": \"aten.add.Tensor\"";
+        if (i) text += ", \"inputs\": [\"t" + std::to_string(i - 1) + "\", \"graph_input\"]";
+        text += ", \"outputs\": [\"t" + std::to_string(i) + "\"], \"debug_handles\": [" + std::to_string(i) + ", " +
+                std::to_string(-i) + "], \"metadata\": {\"i\": " + std::to_string(i) + "}}";
+    }
+    text += "],\n \"tensors\": {";
+    for (int i = 2999; i >= 0; i -= 7)
+        text += std::string(i != 2999 ? ", " : "") + "\"t" + std::to_string(i) +
+                "\": {\"dtype\": \"uint8\", \"shape\": [2, 3], \"axis_order\": [1, 0], \"scale\": 0.5, \"zero_point\": 3}";
+    text += "}}\n";
+    const run_manifest piecewise = parse_run_manifest(text, "g.json");
+    const run_manifest tree =
+        numgap::io::detail::manifest_reader("g.json").read(numgap::io::parse_json(text, "g.json"));
+    REQUIRE(piecewise.nodes.size() == 3000);
+    REQUIRE(piecewise.nodes.size() == tree.nodes.size());
+    for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+        CHECK(piecewise.nodes[i].name == tree.nodes[i].name);
+        CHECK(piecewise.nodes[i].op == tree.nodes[i].op);
+        CHECK(piecewise.nodes[i].inputs == tree.nodes[i].inputs);
+        CHECK(piecewise.nodes[i].outputs == tree.nodes[i].outputs);
+        CHECK(piecewise.nodes[i].debug_handles == tree.nodes[i].debug_handles);
+    }
+    REQUIRE(piecewise.tensors.size() == tree.tensors.size());
+    CHECK(piecewise.tensors.size() == 429);
+    for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
+        CHECK(piecewise.tensors[i].key == tree.tensors[i].key);
+        CHECK(piecewise.tensors[i].shape == tree.tensors[i].shape);
+        CHECK(piecewise.tensors[i].axis_order == tree.tensors[i].axis_order);
+        CHECK(piecewise.tensors[i].scales == tree.tensors[i].scales);
+        CHECK(piecewise.tensors[i].zero_points == tree.tensors[i].zero_points);
+    }
+    CHECK(piecewise.has_graph);
+}
+
+TEST_CASE("run_manifest: what the piecewise reader cannot locate is reported as the tree reader reports it") {
+    // Duplicate "tensors" keys (found after sorting), graph rules (checked
+    // once every node is read) and wrong container types all fall back to
+    // the tree reader, so messages keep their line and column.
+    CHECK(contains(manifest_error("{\"tensors\": {\"a\": {},\n \"a\": {}}}"),
+                   "runs/ref/graph.json:2:2: duplicate key \"a\" in object"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\", \"inputs\": [\"b\"]},\n {\"name\": \"b\"}]}"),
+                   "runs/ref/graph.json:1:12: node 'a' reads tensor 'b', which node 'b' produces later in the list"));
+    CHECK(contains(manifest_error("{\"nodes\": {}}"), "runs/ref/graph.json:1:11: \"nodes\" must be an array"));
+    CHECK(contains(manifest_error("{\"nodes\": [], \"version\": 2}"), "\"version\" must be 1"));
+    CHECK(contains(manifest_error("[]"), "runs/ref/graph.json:1:1: expected an object at the top level"));
+    CHECK(contains(manifest_error("{\"nodes\": [{\"name\": \"a\"}], \"extra\": 1}"), "unknown top-level key \"extra\""));
+}
 } // TEST_SUITE("io")

@@ -158,6 +158,30 @@ TEST_CASE("csv: write_csv writes the file and names it when it cannot") {
                          doctest::Contains("'/nonexistent_dir_numgap/r.csv'"), numgap::error);
 }
 
+TEST_CASE("csv: written in chunks, the text is the same as to_csv's, and write_csv streams it to the file") {
+    auto report = numgap::test::chain_report(3000, {100, 2000});
+    numgap::analyze_report(report);
+    std::string chunk, streamed;
+    std::size_t flushes = 0;
+    numgap::detail::write_csv_text(report, chunk, [&](std::string& text) {
+        CHECK(text.size() >= 4096);
+        streamed += text;
+        text.clear();
+        ++flushes;
+    }, 4096);
+    streamed += chunk;
+    const std::string whole = numgap::to_csv(report);
+    CHECK(flushes > 10);
+    CHECK(streamed == whole);
+    const auto path = std::filesystem::temp_directory_path() / "numgap_test_streamed_report.csv";
+    numgap::write_csv(report, path);
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream content;
+    content << file.rdbuf();
+    CHECK(content.str() == whole);
+    std::filesystem::remove(path);
+}
+
 TEST_CASE("csv: text cells that a spreadsheet would read as a formula get a leading quote") {
     // OWASP "CSV Injection": =, +, -, @, TAB, CR (and NUL) as first character.
     const std::string triggers[] = {"=", "+", "-", "@", "\t", "\r", std::string(1, '\0')};

@@ -116,4 +116,47 @@ TEST_CASE("dot: an ambiguous pairing has a dashed border and says so; a repaired
     CHECK(line_of(dot, "n3").find("error origin") == std::string::npos);
     CHECK(dot.find("legend_ambiguous") != std::string::npos);
 }
+
+TEST_CASE("dot: above max_nodes only the first divergence's neighbourhood and the origins are drawn, and it says so") {
+    auto report = numgap::test::chain_report(5000, {1200, 1201, 3000});
+    numgap::analyze_report(report); // 1200 first divergence and origin, 1201 propagated, 3000 origin
+    REQUIRE(report.summary.origins.size() == 2);
+    const std::string dot = numgap::to_dot(report);
+    // Radius 3 around node 1200 (1197..1203), origin 3000 with its producer and consumer.
+    std::vector<std::size_t> drawn;
+    for (std::size_t i = 0; i < 5000; ++i)
+        if (dot.find("  n" + std::to_string(i) + " [") != std::string::npos) drawn.push_back(i);
+    CHECK(drawn == std::vector<std::size_t>{1197, 1198, 1199, 1200, 1201, 1202, 1203, 2999, 3000, 3001});
+    CHECK(dot.rfind("// numgap subgraph: 10 of 5000 reference nodes (the neighbourhood of the first divergence", 0) == 0);
+    CHECK(dot.find("label=\"subgraph: 10 of 5000 reference nodes") != std::string::npos);
+    CHECK(line_of(dot, "n1200").find("error origin") != std::string::npos);
+    CHECK(line_of(dot, "n3000").find("error origin") != std::string::npos);
+    // Edges only between drawn nodes.
+    CHECK(dot.find("  n1196 -> n1197;") == std::string::npos);
+    CHECK(dot.find("  n1197 -> n1198;") != std::string::npos);
+    CHECK(dot.find("  n2999 -> n3000;") != std::string::npos);
+    CHECK(dot.find("  n1203 -> n1204;") == std::string::npos);
+
+    // A budget smaller than the neighbourhood is a hard bound, the divergence first.
+    const std::string small = numgap::to_dot(report, {.metric = {}, .graph_name = "numgap", .max_nodes = 4});
+    CHECK(small.find("subgraph: 4 of 5000") != std::string::npos);
+    CHECK(small.find("  n1200 [") != std::string::npos);
+    CHECK(small.find("  n3000 [") == std::string::npos);
+
+    // Everything passing: the first max_nodes nodes in reference order.
+    auto passing = numgap::test::chain_report(2500, {});
+    numgap::analyze_report(passing);
+    const std::string first = numgap::to_dot(passing);
+    CHECK(first.find("subgraph: 2000 of 2500") != std::string::npos);
+    CHECK(first.find("  n1999 [") != std::string::npos);
+    CHECK(first.find("  n2000 [") == std::string::npos);
+
+    // At max_nodes or below, the whole graph and no note.
+    auto whole = numgap::test::chain_report(2000, {7});
+    numgap::analyze_report(whole);
+    const std::string all = numgap::to_dot(whole);
+    CHECK(all.rfind("digraph", 0) == 0);
+    CHECK(all.find("subgraph:") == std::string::npos);
+    CHECK(all.find("  n1999 [") != std::string::npos);
+}
 } // TEST_SUITE("report")

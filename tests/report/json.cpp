@@ -6,7 +6,10 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +49,30 @@ double read_number(const std::string& token) {
 } // namespace
 
 TEST_SUITE("report") {
+TEST_CASE("json: written in chunks, the text is the same as to_json's, and write_json streams it to the file") {
+    auto report = numgap::test::chain_report(3000, {100, 2000});
+    numgap::analyze_report(report);
+    std::string chunk, streamed;
+    std::size_t flushes = 0;
+    numgap::detail::write_json_text(report, chunk, [&](std::string& text) {
+        streamed += text;
+        text.clear();
+        ++flushes;
+    }, 4096);
+    streamed += chunk;
+    const std::string whole = numgap::to_json(report);
+    CHECK(flushes > 10);
+    CHECK(streamed == whole);
+    CHECK(numgap::io::parse_json(whole, "report.json").find("groups")->as_array().size() == 3000);
+    const auto path = std::filesystem::temp_directory_path() / "numgap_test_streamed_report.json";
+    numgap::write_json(report, path);
+    std::ifstream file(path, std::ios::binary);
+    std::stringstream content;
+    content << file.rdbuf();
+    CHECK(content.str() == whole);
+    std::filesystem::remove(path);
+}
+
 TEST_CASE("json: summary and group keys required by the issue are present") {
     using numgap::group_status;
     auto report = numgap::test::make_report(

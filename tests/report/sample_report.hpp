@@ -1,6 +1,8 @@
 #pragma once
 // Hand-built reports shared by the report tests: a small reference graph with
 // a residual edge, and helpers to set each group's status.
+#include <algorithm>
+#include <cstddef>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -75,6 +77,30 @@ inline comparison_report hostile_report() {
         if (i) report.reference_graph.back().producers = {i - 1};
         report.groups.push_back(make_group({names[i]}, group_status::fail, 0.5));
         report.groups.back().op = names[names.size() - 1 - i];
+        report.groups.back().order = i;
+    }
+    return report;
+}
+
+} // namespace numgap::test
+
+namespace numgap::test {
+
+// A chain of n one-node groups named "node<i>" (node i reads node i-1), all
+// passing except the indices in `failing`; not yet analysed.
+inline comparison_report chain_report(std::size_t n, const std::vector<std::size_t>& failing) {
+    comparison_report report;
+    report.metric_names = {"cosine", "mse"};
+    report.reference_graph.reserve(n);
+    report.groups.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string name = "node" + std::to_string(i);
+        report.reference_graph.push_back({name, "add", {}});
+        if (i) report.reference_graph.back().producers = {i - 1};
+        const bool fails = std::find(failing.begin(), failing.end(), i) != failing.end();
+        report.groups.push_back(make_group({name}, fails ? group_status::fail : group_status::pass,
+                                           fails ? 0.5 : 0.99999));
+        report.groups.back().op = "add";
         report.groups.back().order = i;
     }
     return report;

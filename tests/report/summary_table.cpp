@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include <numgap/report/analyze_report.hpp>
 #include <numgap/report/summary_table.hpp>
@@ -72,6 +73,25 @@ TEST_CASE("summary_table: rows beyond max_rows are counted, not dropped silently
     CHECK(table.find("... 1 more groups") != std::string::npos);
     CHECK(table.find("first divergence: none") != std::string::npos);
     CHECK(table.find("error origins: none") != std::string::npos);
+}
+
+TEST_CASE("summary_table: error origins beyond max_listed_names are counted and point to the reports") {
+    std::vector<std::size_t> failing;
+    for (std::size_t i = 5; i < 5 + 2 * 30; i += 2) failing.push_back(i); // 30 origins, a pass between each
+    auto report = numgap::test::chain_report(200, failing);
+    numgap::analyze_report(report);
+    REQUIRE(report.summary.origins.size() == 30);
+    const std::string table = numgap::format_summary_table(report);
+    const std::size_t line = table.find("error origins: node5, node7, ");
+    REQUIRE(line != std::string::npos);
+    const std::string origins = table.substr(line, table.find('\n', line) - line);
+    CHECK(origins.find("node41, node43") != std::string::npos); // the 19th and 20th
+    CHECK(origins.find("node45") == std::string::npos);  // the 21st
+    CHECK(origins.find("node43 ... and 10 more (see --csv/--json)") != std::string::npos);
+    numgap::summary_table_options all;
+    all.max_listed_names = 30;
+    CHECK(numgap::format_summary_table(report, all).find("node63\n") != std::string::npos);
+    CHECK(numgap::format_summary_table(report, all).find("more (see") == std::string::npos);
 }
 
 TEST_CASE("summary_table: names with control characters, bidi overrides and invalid UTF-8 are escaped") {

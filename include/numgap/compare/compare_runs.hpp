@@ -40,6 +40,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <iterator>
 #include <mutex>
@@ -53,6 +54,7 @@
 #include <numgap/compare/describe_quantization.hpp>
 #include <numgap/compare/repair_pairings.hpp>
 #include <numgap/compare/tensor_source.hpp>
+#include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/parallel_for.hpp>
 #include <numgap/core/tensor_view.hpp>
@@ -238,11 +240,9 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         report.reference_graph.push_back(std::move(snapshot));
     }
 
-    // The repair pass may re-pair or drop structural groups, so it works on a copy.
-    match_result working = matches;
-    report.groups.reserve(working.groups.size() + working.unmatched_reference.size() +
-                          working.unmatched_target.size());
-    for (const match_group& group : working.groups) {
+    report.groups.reserve(matches.groups.size() + matches.unmatched_reference.size() +
+                          matches.unmatched_target.size());
+    for (const match_group& group : matches.groups) {
         group_report row;
         row.reference_nodes = detail::names_of(reference_names, group.reference_nodes);
         row.target_nodes = detail::names_of(target_names, group.target_nodes);
@@ -275,7 +275,14 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
             } else {
                 shapes_differ[index] = detail::compare_group(report.groups[index], reference_source, target_source,
                                                              metrics, options.evaluate,
-                                                             working.groups[index].strategy == "structure");
+                                                             matches.groups[index].strategy == "structure");
+                if (options.bytes_compared != nullptr && report.groups[index].compared()) {
+                    const group_report& row = report.groups[index];
+                    const auto count = std::uint64_t(row.count);
+                    const std::uint64_t bytes = (row.dtype_reference ? storage_bytes(*row.dtype_reference, count) : 0) +
+                                                (row.dtype_target ? storage_bytes(*row.dtype_target, count) : 0);
+                    options.bytes_compared->fetch_add(bytes, std::memory_order_relaxed);
+                }
             }
             if (options.progress) {
                 std::lock_guard lock(progress_mutex);
@@ -302,12 +309,21 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
     });
     if (callback_failure) std::rethrow_exception(callback_failure);
 
-    const detail::repair_outcome repaired = detail::repair_pairings(
-        working, report.groups, shapes_differ, target_graph, target_names, options.repair,
-        [&](group_report& row, bool shapes_are_evidence) {
-            return detail::compare_group(row, reference_source, target_source, metrics, options.evaluate,
-                                         shapes_are_evidence);
-        });
+    // The repair pass may re-pair or drop structural groups, so it works on a
+    // copy, made only when it has something to look at (a million-group
+    // match result is a few hundred MB).
+    std::optional<match_result> working;
+    detail::repair_outcome repaired;
+    if (detail::repair_needs_attention(matches.groups, report.groups, shapes_differ)) {
+        working.emplace(matches);
+        repaired = detail::repair_pairings(*working, report.groups, shapes_differ, target_graph, target_names,
+                                           options.repair, [&](group_report& row, bool shapes_are_evidence) {
+                                               return detail::compare_group(row, reference_source, target_source,
+                                                                            metrics, options.evaluate,
+                                                                            shapes_are_evidence);
+                                           });
+    }
+    const match_result& final_matches = working ? *working : matches;
     if (std::find(repaired.dropped.begin(), repaired.dropped.end(), true) != repaired.dropped.end()) {
         std::size_t kept = 0;
         for (std::size_t g = 0; g < compared_groups; ++g) {
@@ -341,10 +357,10 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
             report.groups.push_back(std::move(row));
         }
     };
-    add_unmatched(reference_graph, working.unmatched_reference, reference_names, &group_report::reference_nodes,
+    add_unmatched(reference_graph, final_matches.unmatched_reference, reference_names, &group_report::reference_nodes,
                   &group_report::reference_tensor, reference_source, "no target node matches this reference node",
                   repaired.reference_messages);
-    add_unmatched(target_graph, working.unmatched_target, target_names, &group_report::target_nodes,
+    add_unmatched(target_graph, final_matches.unmatched_target, target_names, &group_report::target_nodes,
                   &group_report::target_tensor, target_source, "no reference node matches this target node",
                   repaired.target_messages);
 

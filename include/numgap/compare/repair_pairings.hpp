@@ -90,6 +90,19 @@ inline std::string quoted_names(const std::vector<std::string>& names) {
     return text;
 }
 
+// Whether repair_pairings has anything to look at: a structural group whose
+// shapes differ, or one that failed and is ambiguous. O(groups), no
+// allocation, so compare_runs can skip the pass (and the copy of the match
+// result it edits) for the usual run that has neither.
+inline bool repair_needs_attention(const std::vector<match_group>& groups, const std::vector<group_report>& rows,
+                                   const std::vector<char>& shapes_differ) {
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        if (groups[g].strategy == "structure" &&
+            (shapes_differ[g] || (rows[g].status == group_status::fail && groups[g].ambiguous())))
+            return true;
+    return false;
+}
+
 // CompareGroup(row, shapes_are_evidence) compares row.reference_tensor with
 // row.target_tensor into row and returns whether the shapes differ.
 template <graph TargetGraph, class CompareGroup>
@@ -100,19 +113,13 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
     repair_outcome outcome;
     outcome.dropped.assign(rows.size(), false);
     std::vector<match_group>& groups = matches.groups;
+    if (!repair_needs_attention(groups, rows, shapes_differ)) return outcome;
 
     // Which group outputs each target node (only what repair may swap with).
     std::unordered_map<std::size_t, std::size_t> group_of_target_output;
     std::unordered_set<std::size_t> unmatched_targets(matches.unmatched_target.begin(),
                                                       matches.unmatched_target.end());
-    bool any_attention = false;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-        group_of_target_output.emplace(groups[g].target_output_node, g);
-        any_attention = any_attention || (groups[g].strategy == "structure" &&
-                                          (shapes_differ[g] || (rows[g].status == group_status::fail &&
-                                                                groups[g].ambiguous())));
-    }
-    if (!any_attention) return outcome;
+    for (std::size_t g = 0; g < groups.size(); ++g) group_of_target_output.emplace(groups[g].target_output_node, g);
 
     auto drop = [&](std::size_t g, const std::string& why) {
         outcome.dropped[g] = true;

@@ -94,12 +94,21 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
     return graph;
 }
 
+// Gives every output of `graph` whose shape is still unknown the shape stored
+// in `run` (the .npy header; only its bytes are read), for structural
+// matching. Callers that may not need shapes (every reference node matched
+// by handle or name) can build the graph without them and call this only
+// when structure matching will run: one small read per file is most of the
+// graph's cost for runs of many small tensors.
+inline void add_stored_shapes(basic_graph& graph, const io::run_directory& run) {
+    detail::fill_output_shapes(graph, [&](const std::string& key) { return run.stored_shape(key); });
+}
+
 // The graph of an opened run: run_graph(run.manifest(), run.keys()), plus the
-// shapes in the .npy headers when `read_headers` is true.
+// shapes in the .npy headers when `read_headers` is true (add_stored_shapes).
 inline basic_graph run_graph(const io::run_directory& run, bool read_headers = true) {
     basic_graph graph = run_graph(run.manifest(), run.keys());
-    if (read_headers)
-        detail::fill_output_shapes(graph, [&](const std::string& key) { return run.stored_shape(key); });
+    if (read_headers) add_stored_shapes(graph, run);
     return graph;
 }
 

@@ -111,26 +111,59 @@ private:
     bool committed_ = false;
 };
 
+// A file written in pieces (a report of a million rows is streamed, not
+// built as one string) through a temporary_file: write() appends, commit()
+// closes it and renames it onto the target. Until commit() the target is
+// untouched, and on any error (or without commit) the temporary is removed.
+// `what` names the file in errors ("CSV report").
+class atomic_text_file {
+public:
+    atomic_text_file(const std::filesystem::path& path, std::string_view what)
+        : path_(path), what_(what), temporary_(path, what), file_(std::fopen(temporary_.path().c_str(), "wb")) {
+        if (!file_)
+            throw error(error_kind::io,
+                        "cannot write " + what_ + " '" + path_.string() + "': " + std::generic_category().message(errno),
+                        error_location::in_file(path_.string()));
+    }
+    atomic_text_file(const atomic_text_file&) = delete;
+    atomic_text_file& operator=(const atomic_text_file&) = delete;
+    ~atomic_text_file() {
+        if (file_) std::fclose(file_);
+    }
+
+    void write(std::string_view text) {
+        if (std::fwrite(text.data(), 1, text.size(), file_) != text.size()) fail(errno);
+    }
+
+    void commit() {
+        const int write_errno = std::ferror(file_) ? errno : 0;
+        const bool closed = std::fclose(file_) == 0;
+        const int close_errno = errno;
+        file_ = nullptr;
+        if (write_errno != 0 || !closed) fail(write_errno != 0 ? write_errno : close_errno);
+        temporary_.commit();
+    }
+
+private:
+    [[noreturn]] void fail(int code) const {
+        throw error(error_kind::io,
+                    "writing " + what_ + " '" + path_.string() + "' failed (" + std::generic_category().message(code) +
+                        "); the file was left as it was",
+                    error_location::in_file(path_.string()));
+    }
+
+    std::filesystem::path path_;
+    std::string what_;
+    temporary_file temporary_;
+    std::FILE* file_;
+};
+
 // Writes `text` to `path` through a temporary_file; `what` names the file in
 // errors ("CSV report").
 inline void write_file_atomically(const std::filesystem::path& path, std::string_view text, std::string_view what) {
-    temporary_file temporary(path, what);
-    std::FILE* file = std::fopen(temporary.path().c_str(), "wb");
-    if (!file)
-        throw error(error_kind::io,
-                    "cannot write " + std::string(what) + " '" + path.string() +
-                        "': " + std::generic_category().message(errno),
-                    error_location::in_file(path.string()));
-    const bool written = std::fwrite(text.data(), 1, text.size(), file) == text.size();
-    const int write_errno = errno;
-    const bool closed = std::fclose(file) == 0;
-    if (!written || !closed)
-        throw error(error_kind::io,
-                    "writing " + std::string(what) + " '" + path.string() + "' failed (" +
-                        std::generic_category().message(written ? errno : write_errno) +
-                        "); the file was left as it was",
-                    error_location::in_file(path.string()));
-    temporary.commit();
+    atomic_text_file file(path, what);
+    file.write(text);
+    file.commit();
 }
 
 } // namespace numgap::io

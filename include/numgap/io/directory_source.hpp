@@ -32,7 +32,8 @@
 // as missing.
 //
 // load() maps the file (MAP_POPULATE up to 1 GiB: the whole tensor is read
-// next) - no copy. Complexity: open is O(files + graph.json); load O(1).
+// next) - no copy - except files up to small_file_limit (8 KiB), which one
+// pread copies into a buffer: cheaper than a mapping for tiny tensors. Complexity: open is O(files + graph.json); load O(1).
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -87,9 +88,17 @@ public:
         // comparison does; above populate_limit pages fault in lazily instead.
         constexpr std::uintmax_t populate_limit = std::uintmax_t(1) << 30;
         const std::uint64_t size = detail::size_of_open(descriptor);
-        const map_hint hint = size <= populate_limit ? map_hint::populate : map_hint::sequential;
-        state->mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), file, hint));
-        const std::span<const std::byte> bytes = state->mapping->bytes();
+        std::span<const std::byte> bytes;
+        if (size <= small_file_limit) {
+            // A small file is read into a buffer: mapping and unmapping it (two
+            // system calls, a page fault and a VMA) costs more than copying a
+            // few KiB, and for a million tiny tensors those costs dominate.
+            bytes = read_small_file(descriptor, std::size_t(size), *state, file.string());
+        } else {
+            const map_hint hint = size <= populate_limit ? map_hint::populate : map_hint::sequential;
+            state->mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), file, hint));
+            bytes = state->mapping->bytes();
+        }
         if (has_npy_magic(bytes)) {
             state->view = npy_view(bytes, parse_npy_header(bytes, file.string(), spec.type));
         } else {
@@ -123,8 +132,32 @@ public:
                (manifest.has_graph ? " and no \"tensors\" entry in graph.json" : "");
     }
 
+    // Files up to this size are read into a buffer rather than mapped.
+    static constexpr std::uint64_t small_file_limit = 8 * 1024;
+
 private:
     directory_source() = default;
+
+    // Reads a whole small file into state.buffer (aligned like new[]: the
+    // .npy data offset is a multiple of 64, so typed loads stay aligned). A
+    // file that shrank since its size was taken yields the bytes there are,
+    // which the header check then reports as truncated.
+    static std::span<const std::byte> read_small_file(const file_descriptor& descriptor, std::size_t size,
+                                                      detail::loaded_tensor_state& state, const std::string& shown) {
+        state.buffer = std::make_unique<std::byte[]>(size == 0 ? 1 : size);
+        std::size_t done = 0;
+        while (done < size) {
+            const ssize_t got = ::pread(descriptor.get(), state.buffer.get() + done, size - done, off_t(done));
+            if (got == 0) break;
+            if (got < 0) {
+                if (errno == EINTR) continue;
+                throw error(error_kind::io, "cannot read '" + shown + "': " + std::generic_category().message(errno),
+                            error_location::in_file(shown));
+            }
+            done += std::size_t(got);
+        }
+        return {state.buffer.get(), done};
+    }
 
     [[noreturn]] void fail_listing(const std::string& shown, int code) const {
         throw error(error_kind::io,

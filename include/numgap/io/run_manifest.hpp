@@ -43,7 +43,9 @@
 // Complexity: O(text + nodes + tensors log tensors). Throws numgap::error.
 //
 // Longer than ~350 lines: one strict reader whose checks share the position
-// bookkeeping and error scheme; the checks read best in one place.
+// bookkeeping and error scheme; the checks read best in one place, and the
+// piecewise reader (read_piecewise, for million-node files) runs the very
+// same checks per entry, so it lives beside them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -147,6 +149,50 @@ public:
         return manifest;
     }
 
+    // A document read piecewise (json_stream), for graph.json files too large
+    // for a tree (a kilobyte per node): each node and tensor entry is parsed
+    // into a small tree and checked by the same code as read(root). Anything
+    // this reader cannot state exactly as read(root) would (a syntax error,
+    // a value of the wrong type where a container was expected, a graph rule
+    // broken, a duplicate key) throws needs_tree or numgap::error, and
+    // parse_run_manifest rereads the file as a tree, so every message and
+    // location stays the tree reader's.
+    struct needs_tree {};
+
+    run_manifest read_piecewise(std::string_view text) {
+        json_stream stream(text, file_name_);
+        if (stream.peek_significant() != '{') throw needs_tree{};
+        run_manifest manifest;
+        manifest.has_graph = true;
+        stream.read_object(1, true, [&](const std::string& key) {
+            if (key == "nodes") {
+                if (stream.peek_significant() != '[') throw needs_tree{};
+                std::unordered_map<std::string, std::size_t> index_of_name;
+                stream.read_array(2, [&] { read_node(stream.read_value(2), manifest, index_of_name); });
+            } else if (key == "tensors") {
+                if (stream.peek_significant() != '{') throw needs_tree{};
+                stream.read_object(2, false, [&](const std::string& tensor_key) {
+                    read_tensor_member(tensor_key, stream.read_value(2), manifest);
+                });
+            } else if (key == "version") {
+                const json_value version = stream.read_value(1);
+                if (!version.is_integer() || version.as_integer() != run_format_version) throw needs_tree{};
+            } else if (key == "metadata") {
+                (void)stream.read_value(1);
+            } else {
+                throw needs_tree{};
+            }
+        });
+        stream.finish();
+        check_graph(manifest);
+        std::sort(manifest.tensors.begin(), manifest.tensors.end(),
+                  [](const tensor_spec& a, const tensor_spec& b) { return a.key < b.key; });
+        // Duplicate "tensors" keys were not checked while reading: sorted, they are neighbours.
+        for (std::size_t i = 1; i < manifest.tensors.size(); ++i)
+            if (manifest.tensors[i].key == manifest.tensors[i - 1].key) throw needs_tree{};
+        return manifest;
+    }
+
 private:
     [[noreturn]] void fail(const json_value& at, const std::string& reason, error_kind kind = error_kind::schema,
                            std::string item = {}) const {
@@ -207,49 +253,61 @@ private:
         if (!nodes.is_array()) fail(nodes, "\"nodes\" must be an array, found " + found(nodes));
         std::unordered_map<std::string, std::size_t> index_of_name;
         for (const json_value& entry : nodes.as_array()) {
-            const std::string position = "node " + std::to_string(manifest.nodes.size());
-            if (!entry.is_object()) fail(entry, position + " must be an object, found " + found(entry));
-            const json_value* name = entry.find("name");
-            if (name == nullptr) fail(entry, position + " has no \"name\"");
-            node_spec node;
-            node.name = string_field(*name, position, "name");
-            if (node.name.empty()) fail(*name, position + ": \"name\" is empty");
-            const std::string context = "node '" + node.name + "'";
-            if (!index_of_name.emplace(node.name, manifest.nodes.size()).second)
-                fail(*name, context + " appears twice in \"nodes\"");
-            bool has_outputs = false;
-            for (const json_member& member : entry.as_object()) {
-                if (member.key == "name" || member.key == "metadata") continue;
-                if (member.key == "op")
-                    node.op = string_field(member.value, context, "op");
-                else if (member.key == "inputs")
-                    node.inputs = strings_field(member.value, context, "inputs");
-                else if (member.key == "outputs") {
-                    node.outputs = strings_field(member.value, context, "outputs");
-                    has_outputs = true;
-                } else if (member.key == "debug_handles")
-                    node.debug_handles = integers_field(member.value, context, "debug_handles",
-                                                        std::numeric_limits<std::int64_t>::min(),
-                                                        std::numeric_limits<std::int64_t>::max());
-                else
-                    fail(member.value, context + ": unknown key \"" + member.key +
-                                           "\" (expected \"name\", \"op\", \"inputs\", \"outputs\", "
-                                           "\"debug_handles\" or \"metadata\")");
-            }
-            if (!has_outputs) node.outputs = {node.name};
-            manifest.nodes.push_back(std::move(node));
+            read_node(entry, manifest, index_of_name);
             node_values_.push_back(&entry);
         }
     }
 
-    // Producers before consumers, and one producer per tensor.
+    void read_node(const json_value& entry, run_manifest& manifest,
+                   std::unordered_map<std::string, std::size_t>& index_of_name) const {
+        const std::string position = "node " + std::to_string(manifest.nodes.size());
+        if (!entry.is_object()) fail(entry, position + " must be an object, found " + found(entry));
+        const json_value* name = entry.find("name");
+        if (name == nullptr) fail(entry, position + " has no \"name\"");
+        node_spec node;
+        node.name = string_field(*name, position, "name");
+        if (node.name.empty()) fail(*name, position + ": \"name\" is empty");
+        const std::string context = "node '" + node.name + "'";
+        if (!index_of_name.emplace(node.name, manifest.nodes.size()).second)
+            fail(*name, context + " appears twice in \"nodes\"");
+        bool has_outputs = false;
+        for (const json_member& member : entry.as_object()) {
+            if (member.key == "name" || member.key == "metadata") continue;
+            if (member.key == "op")
+                node.op = string_field(member.value, context, "op");
+            else if (member.key == "inputs")
+                node.inputs = strings_field(member.value, context, "inputs");
+            else if (member.key == "outputs") {
+                node.outputs = strings_field(member.value, context, "outputs");
+                has_outputs = true;
+            } else if (member.key == "debug_handles")
+                node.debug_handles = integers_field(member.value, context, "debug_handles",
+                                                    std::numeric_limits<std::int64_t>::min(),
+                                                    std::numeric_limits<std::int64_t>::max());
+            else
+                fail(member.value, context + ": unknown key \"" + member.key +
+                                       "\" (expected \"name\", \"op\", \"inputs\", \"outputs\", "
+                                       "\"debug_handles\" or \"metadata\")");
+        }
+        if (!has_outputs) node.outputs = {node.name};
+        manifest.nodes.push_back(std::move(node));
+    }
+
+    // Producers before consumers, and one producer per tensor. Read
+    // piecewise, the nodes' values are gone: a violation throws
+    // needs_tree and the tree reader locates it.
     void check_graph(const run_manifest& manifest) const {
+        const auto fail = [&](const json_value* const& at, const std::string& reason, error_kind kind,
+                              std::string item) {
+            if (node_values_.size() != manifest.nodes.size()) throw needs_tree{};
+            this->fail(*at, reason, kind, std::move(item));
+        };
         std::unordered_map<std::string_view, std::size_t> producer;
         for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
             for (const std::string& output : manifest.nodes[i].outputs) {
                 const auto [where, inserted] = producer.emplace(output, i);
                 if (!inserted)
-                    fail(*node_values_[i],
+                    fail(node_values_.empty() ? nullptr : node_values_[i],
                          "node '" + manifest.nodes[i].name + "': tensor '" + output +
                              "' is already an output of node '" + manifest.nodes[where->second].name + "'",
                          error_kind::graph, manifest.nodes[i].name);
@@ -258,7 +316,7 @@ private:
             for (const std::string& input : manifest.nodes[i].inputs) {
                 const auto where = producer.find(input);
                 if (where != producer.end() && where->second >= i)
-                    fail(*node_values_[i],
+                    fail(node_values_.empty() ? nullptr : node_values_[i],
                          "node '" + manifest.nodes[i].name + "' reads tensor '" + input + "', which node '" +
                              manifest.nodes[where->second].name + "' produces " +
                              (where->second == i ? "itself" : "later in the list") +
@@ -270,12 +328,14 @@ private:
     void read_tensors(const json_value& tensors, run_manifest& manifest) {
         if (!tensors.is_object())
             fail(tensors, "\"tensors\" must be an object keyed by tensor key, found " + found(tensors));
-        for (const json_member& member : tensors.as_object()) {
-            const std::string context = "tensor '" + member.key + "'";
-            if (member.key.empty()) fail(member.value, "\"tensors\" has an empty key");
-            if (!member.value.is_object()) fail(member.value, context + " must be an object, found " + found(member.value));
-            manifest.tensors.push_back(read_tensor(member.key, member.value, context));
-        }
+        for (const json_member& member : tensors.as_object()) read_tensor_member(member.key, member.value, manifest);
+    }
+
+    void read_tensor_member(const std::string& key, const json_value& value, run_manifest& manifest) const {
+        const std::string context = "tensor '" + key + "'";
+        if (key.empty()) fail(value, "\"tensors\" has an empty key");
+        if (!value.is_object()) fail(value, context + " must be an object, found " + found(value));
+        manifest.tensors.push_back(read_tensor(key, value, context));
     }
 
     tensor_spec read_tensor(const std::string& key, const json_value& entry, const std::string& context) const {
@@ -463,7 +523,15 @@ private:
 } // namespace detail
 
 // Parses graph.json text; `file_name_for_errors` starts every error message.
+// The file is read piecewise (manifest_reader::read_piecewise: memory for
+// the result, not for the file's tree); only a file that is wrong is read
+// again as one tree, whose reader says what is wrong and where.
 inline run_manifest parse_run_manifest(std::string_view json_text, std::string_view file_name_for_errors) {
+    try {
+        return detail::manifest_reader(file_name_for_errors).read_piecewise(json_text);
+    } catch (const detail::manifest_reader::needs_tree&) {
+    } catch (const error&) {
+    }
     const json_value root = parse_json(json_text, file_name_for_errors);
     return detail::manifest_reader(file_name_for_errors).read(root);
 }

@@ -35,6 +35,7 @@
 #include <string_view>
 
 #include <numgap/core/error.hpp>
+#include <numgap/io/atomic_file.hpp>
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
 #include <numgap/report/format_double.hpp>
@@ -85,10 +86,11 @@ inline void append_csv_error(std::string& out, const std::optional<group_error>&
     if (where.column != 0) out += std::to_string(where.column);
 }
 
-} // namespace detail
-
-inline std::string to_csv(const comparison_report& report) {
-    std::string out;
+// Appends the report's CSV text to `out`, calling flush(out) after each row
+// once `out` holds at least chunk_bytes (flush may write it out and clear it).
+template <class Flush>
+void write_csv_text(const comparison_report& report, std::string& out, Flush&& flush,
+                    std::size_t chunk_bytes = std::size_t(1) << 20) {
     const char* const fixed_columns[] = {"ref_node", "target_node",  "ref_tensor", "target_tensor",
                                          "kind",     "strategy",     "op",         "shape",
                                          "dtype_ref", "dtype_target", "quant_ref", "quant_target",
@@ -145,12 +147,28 @@ inline std::string to_csv(const comparison_report& report) {
         out += group.suspect ? ",1" : ",0";
         detail::append_csv_error(out, group.error_detail);
         out += "\r\n";
+        if (out.size() >= chunk_bytes) flush(out);
     }
+}
+} // namespace detail
+
+inline std::string to_csv(const comparison_report& report) {
+    std::string out;
+    detail::write_csv_text(report, out, [](std::string&) {});
     return out;
 }
 
+// Streams the rows to the file in chunks of about 1 MiB: memory does not
+// grow with the report (a million rows are ~300 MB of text).
 inline void write_csv(const comparison_report& report, const std::filesystem::path& path) {
-    detail::write_text_file(path, to_csv(report), "CSV report");
+    io::atomic_text_file file(path, "CSV report");
+    std::string chunk;
+    detail::write_csv_text(report, chunk, [&](std::string& text) {
+        file.write(text);
+        text.clear();
+    });
+    file.write(chunk);
+    file.commit();
 }
 
 } // namespace numgap

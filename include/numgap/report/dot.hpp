@@ -18,6 +18,10 @@
 // hold most C0 controls even as character references); then '"' and '\' are
 // backslash-escaped and '&' is written "&amp;", because Graphviz decodes
 // entities in labels ("&#1;" would reach the SVG as a raw U+0001).
+// Above dot_options::max_nodes (2000) reference nodes only a bounded
+// subgraph is drawn (dot_neighbourhood.hpp): the first divergence's
+// neighbourhood and the error origins, with a title and a first-line comment
+// saying how many of how many nodes it shows.
 // Complexity: O(N + E) in the reference graph. Throws: numgap::error when the
 // report's reference graph is inconsistent (see analyze_report.hpp), when
 // dot_options::metric is not one of the report's metrics, or when the file
@@ -33,6 +37,7 @@
 #include <numgap/report/analyze_report.hpp>
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
+#include <numgap/report/dot_neighbourhood.hpp>
 #include <numgap/report/format_double.hpp>
 #include <numgap/report/terminal_text.hpp>
 
@@ -41,6 +46,10 @@ namespace numgap {
 struct dot_options {
     std::string metric; // empty: the first metric with a threshold, else the first metric
     std::string graph_name = "numgap";
+    // Above this many reference nodes the graph is a bounded subgraph around
+    // the first divergence and the error origins (dot_neighbourhood.hpp),
+    // and says so in its title and in a comment on its first line.
+    std::size_t max_nodes = 2000;
 };
 
 namespace detail {
@@ -102,11 +111,21 @@ inline dot_style dot_style_of(const group_report* group) {
 inline std::string to_dot(const comparison_report& report, const dot_options& options = {}) {
     const std::vector<std::size_t> group_of = detail::group_of_reference_nodes(report);
     const std::string metric = detail::chosen_metric(report, options.metric);
-    std::string out = "digraph \"";
+    const std::vector<std::size_t> shown = detail::dot_neighbourhood(report, options.max_nodes);
+    const bool partial = shown.size() < report.reference_graph.size();
+    std::string subgraph_note;
+    if (partial)
+        subgraph_note = "subgraph: " + std::to_string(shown.size()) + " of " +
+                        std::to_string(report.reference_graph.size()) +
+                        " reference nodes (the neighbourhood of the first divergence and the error origins; "
+                        "every node is in the CSV and JSON reports)";
+    std::string out = partial ? "// numgap " + subgraph_note + "\n" : std::string();
+    out += "digraph \"";
     detail::append_dot_escaped(out, options.graph_name);
     out += "\" {\n  rankdir=TB;\n  node [shape=box, fontname=\"Helvetica\", fontsize=10];\n"
            "  edge [color=\"#757575\"];\n";
-    for (std::size_t i = 0; i < report.reference_graph.size(); ++i) {
+    if (partial) out += "  labelloc=t;\n  label=\"" + subgraph_note + "\";\n";
+    for (std::size_t i : shown) {
         const report_node& node = report.reference_graph[i];
         const group_report* group =
             group_of[i] == detail::no_group ? nullptr : &report.groups[group_of[i]];
@@ -130,9 +149,10 @@ inline std::string to_dot(const comparison_report& report, const dot_options& op
         out += "\", style=\"" + std::string(style.style) + (dashed ? ",dashed" : "") + "\", fillcolor=\"" +
                style.fill + "\", fontcolor=\"" + style.font + "\", penwidth=" + style.pen + "];\n";
     }
-    for (std::size_t i = 0; i < report.reference_graph.size(); ++i)
+    for (std::size_t i : shown)
         for (std::size_t producer : report.reference_graph[i].producers)
-            out += "  n" + std::to_string(producer) + " -> n" + std::to_string(i) + ";\n";
+            if (!partial || std::binary_search(shown.begin(), shown.end(), producer))
+                out += "  n" + std::to_string(producer) + " -> n" + std::to_string(i) + ";\n";
     out += "  subgraph cluster_legend {\n    label=\"legend\"; fontname=\"Helvetica\"; "
            "fontsize=10; color=\"#bdbdbd\";\n";
     group_report sample;

@@ -34,6 +34,7 @@
 #include <string_view>
 #include <vector>
 
+#include <numgap/io/atomic_file.hpp>
 #include <numgap/io/json/writer.hpp>
 #include <numgap/report/comparison_report.hpp>
 #include <numgap/report/detail/text.hpp>
@@ -103,10 +104,13 @@ inline void write_json_group(io::json_writer& json, const group_report& group) {
     write_json_error(json, group.error_detail);
     json.end_object();
 }
-} // namespace detail
 
-inline std::string to_json(const comparison_report& report) {
-    std::string out;
+// Appends the report's JSON text to `out`, calling flush(out) after each
+// group once `out` holds at least chunk_bytes (flush may write it out and
+// clear it: the writer's state does not live in the text).
+template <class Flush>
+void write_json_text(const comparison_report& report, std::string& out, Flush&& flush,
+                     std::size_t chunk_bytes = std::size_t(1) << 20) {
     io::json_writer json(out);
     json.begin_object();
     json.key("format").string("numgap-report");
@@ -139,15 +143,31 @@ inline std::string to_json(const comparison_report& report) {
     for (const group_report& group : report.groups) {
         json.line_break();
         detail::write_json_group(json, group);
+        if (out.size() >= chunk_bytes) flush(out);
     }
     json.line_break().end_array();
     json.end_object();
     out += '\n';
+}
+} // namespace detail
+
+inline std::string to_json(const comparison_report& report) {
+    std::string out;
+    detail::write_json_text(report, out, [](std::string&) {});
     return out;
 }
 
+// Streams the groups to the file in chunks of about 1 MiB: memory does not
+// grow with the report.
 inline void write_json(const comparison_report& report, const std::filesystem::path& path) {
-    detail::write_text_file(path, to_json(report), "JSON report");
+    io::atomic_text_file file(path, "JSON report");
+    std::string chunk;
+    detail::write_json_text(report, chunk, [&](std::string& text) {
+        file.write(text);
+        text.clear();
+    });
+    file.write(chunk);
+    file.commit();
 }
 
 } // namespace numgap

@@ -16,6 +16,8 @@
 // Every piece of text from the runs (names, ops, dtypes, messages, metric
 // names) goes through terminal_text (report/terminal_text.hpp), so the table
 // holds no control character, and columns are aligned by terminal_width.
+// The error origins and suspect groups after the counts are named up to
+// `max_listed_names` each, then counted.
 // The "match" column gives each group's strategy, its confidence when below
 // 1, a '?' when the pairing is ambiguous and "repaired" when the values chose
 // the target; a legend under the table explains the marks that appear, and
@@ -40,6 +42,10 @@ struct summary_table_options {
     std::size_t max_rows = 25;
     std::size_t max_name_width = 40;
     std::size_t max_unmatched_names = 5;
+    // Error origins and suspect groups named after the counts; the rest are
+    // counted ("... and N more"): a run of a million nodes may have
+    // thousands, and all of them are in the CSV and JSON reports.
+    std::size_t max_listed_names = 20;
 };
 
 // The warning printed (table and CLI stderr) when most dumped reference nodes
@@ -210,17 +216,23 @@ inline std::string format_summary_table(const comparison_report& report,
     } else {
         out += "first divergence: none\n";
     }
+    const auto more = [&](std::size_t listed, std::size_t total) {
+        return listed < total ? " ... and " + std::to_string(total - listed) + " more (see --csv/--json)"
+                              : std::string();
+    };
     out += "error origins:";
     if (s.origins.empty()) out += " none";
-    for (std::size_t i = 0; i < s.origins.size(); ++i) out += (i ? ", " : " ") + terminal_text(s.origins[i]);
-    out += '\n';
+    const std::size_t origins_listed = std::min(s.origins.size(), options.max_listed_names);
+    for (std::size_t i = 0; i < origins_listed; ++i) out += (i ? ", " : " ") + terminal_text(s.origins[i]);
+    out += more(origins_listed, s.origins.size()) + '\n';
     if (!s.suspect_groups.empty()) {
         out += "suspect (failing, ambiguous pairing not confirmed by the values):";
-        for (std::size_t i = 0; i < s.suspect_groups.size(); ++i) {
+        const std::size_t suspects_listed = std::min(s.suspect_groups.size(), options.max_listed_names);
+        for (std::size_t i = 0; i < suspects_listed; ++i) {
             const group_report& suspect = report.groups[s.suspect_groups[i]];
             out += (i ? ", " : " ") + (suspect.reference_nodes.empty() ? std::string("?") : terminal_text(suspect.reference_nodes.back()));
         }
-        out += '\n';
+        out += more(suspects_listed, s.suspect_groups.size()) + '\n';
     }
     if (s.repaired != 0) out += "repaired by values: " + std::to_string(s.repaired) + " groups\n";
     return out;

@@ -12,6 +12,9 @@
 // 1-based line and byte column (error_location::at_line), and reads
 // "<file>:<line>:<column>: <reason>"; nesting too deep is kind `limit`.
 // Complexity: O(text) time and memory. Throws: numgap::error, std::bad_alloc.
+// Longer than ~350 lines: the object and array walkers (for_each_member,
+// for_each_element) serve both the tree and json_stream (io/json/stream.hpp),
+// so there is one implementation of the syntax.
 #include <algorithm>
 #include <charconv>
 #include <cstddef>
@@ -46,7 +49,7 @@ public:
         return root;
     }
 
-private:
+protected: // json_stream (io/json/stream.hpp) reads a document piecewise with the same rules
     [[noreturn]] void fail(const std::string& reason, error_kind kind = error_kind::format) const {
         const auto column = static_cast<std::uint32_t>(position_ - line_start_ + 1);
         throw error(kind,
@@ -109,8 +112,27 @@ private:
     }
 
     void parse_object(json_value& value, int depth) {
-        check_depth(depth);
         value.kind_ = json_value::kind::object;
+        for_each_member(depth, true, [&](std::string& key) {
+            json_member member{std::move(key), json_value{}};
+            parse_value(member.value, depth);
+            value.object_.push_back(std::move(member));
+        });
+    }
+
+    void parse_array(json_value& value, int depth) {
+        value.kind_ = json_value::kind::array;
+        for_each_element(depth, [&] {
+            value.array_.emplace_back();
+            parse_value(value.array_.back(), depth);
+        });
+    }
+
+    // Walks the object that starts here ('{'), nested `depth` levels deep:
+    // on_member(key) is called positioned at each member's value and must
+    // consume it. Duplicate keys are refused when check_duplicates is set.
+    template <class OnMember> void for_each_member(int depth, bool check_duplicates, OnMember&& on_member) {
+        check_depth(depth);
         ++position_;
         skip_space();
         if (peek() == '}') {
@@ -123,7 +145,7 @@ private:
             if (peek() != '"') fail("expected a string key in object, found " + found());
             const std::size_t key_position = position_;
             std::string key = parse_string();
-            if (!keys.insert(key).second) {
+            if (check_duplicates && !keys.insert(key).second) {
                 position_ = key_position;
                 fail("duplicate key \"" + key + "\" in object");
             }
@@ -131,9 +153,7 @@ private:
             if (peek() != ':') fail("expected ':' after object key, found " + found());
             ++position_;
             skip_space();
-            json_member member{std::move(key), json_value{}};
-            parse_value(member.value, depth);
-            value.object_.push_back(std::move(member));
+            on_member(key);
             skip_space();
             if (peek() == ',') {
                 ++position_;
@@ -147,9 +167,10 @@ private:
         }
     }
 
-    void parse_array(json_value& value, int depth) {
+    // Walks the array that starts here ('['): on_element() is called
+    // positioned at each element and must consume it.
+    template <class OnElement> void for_each_element(int depth, OnElement&& on_element) {
         check_depth(depth);
-        value.kind_ = json_value::kind::array;
         ++position_;
         skip_space();
         if (peek() == ']') {
@@ -158,8 +179,7 @@ private:
         }
         for (;;) {
             skip_space();
-            value.array_.emplace_back();
-            parse_value(value.array_.back(), depth);
+            on_element();
             skip_space();
             if (peek() == ',') {
                 ++position_;

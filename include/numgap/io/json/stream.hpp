@@ -1,0 +1,69 @@
+#pragma once
+// json_stream: reads a JSON document piecewise with parse_json's rules and
+// messages (io/json/parser.hpp), so a large document's outer containers are
+// walked without building their tree: the caller visits an object's members
+// or an array's elements one at a time and parses each (small) value into a
+// json_value, or skips it. Values keep their 1-based line and column in the
+// whole document. It exists for graph.json of runs with a million nodes,
+// whose tree would take about a kilobyte per node.
+//
+// Not checked here, unlike parse_json: duplicate keys in an object read with
+// read_object(..., check_duplicates = false) (the caller checks what it keeps,
+// e.g. by sorting). Complexity: O(text). Throws: numgap::error (format, or
+// limit for nesting), std::bad_alloc.
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <numgap/core/error.hpp>
+#include <numgap/io/json/parser.hpp>
+#include <numgap/io/json/value.hpp>
+
+namespace numgap::io::detail {
+
+class json_stream : private json_parser {
+public:
+    json_stream(std::string_view text, std::string_view file_name, int max_depth = 256)
+        : json_parser(text, file_name, max_depth) {
+        if (text_.substr(0, 3) == "\xef\xbb\xbf") position_ = line_start_ = 3;
+        skip_space();
+        if (position_ == text_.size()) fail("expected a JSON value, found the end of the file");
+    }
+
+    // The next significant character ('\0' at the end), not consumed.
+    char peek_significant() {
+        skip_space();
+        return peek();
+    }
+
+    // Reads the object that comes next (the caller checked peek_significant()
+    // is '{'), nested `depth` levels deep (1 for the document's own),
+    // calling on_member(key) positioned at each member's value, which it must
+    // consume with read_value.
+    template <class OnMember> void read_object(int depth, bool check_duplicates, OnMember&& on_member) {
+        for_each_member(depth, check_duplicates, [&](std::string& key) { on_member(std::as_const(key)); });
+    }
+
+    // Reads the array that comes next ('['), calling on_element() positioned
+    // at each element, which it must consume.
+    template <class OnElement> void read_array(int depth, OnElement&& on_element) {
+        for_each_element(depth, on_element);
+    }
+
+    // The value that comes next, as a tree; `depth` is its container's.
+    json_value read_value(int depth) {
+        skip_space();
+        json_value value;
+        parse_value(value, depth);
+        return value;
+    }
+
+    // Only blanks may follow the document.
+    void finish() {
+        skip_space();
+        if (position_ != text_.size()) fail("unexpected text after the JSON value");
+    }
+};
+
+} // namespace numgap::io::detail

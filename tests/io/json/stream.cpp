@@ -1,0 +1,83 @@
+// Pins down json_stream: members and elements visited one at a time, values
+// parsed in place with their line and column in the whole document, and the
+// same errors as parse_json for what it reads.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/io/json/parser.hpp>
+#include <numgap/io/json/stream.hpp>
+
+TEST_SUITE("io") {
+
+namespace {
+std::string message_of(auto&& read) {
+    try {
+        read();
+    } catch (const numgap::error& failure) {
+        return failure.what();
+    }
+    FAIL("no error");
+    return {};
+}
+} // namespace
+
+TEST_CASE("json_stream: walks an object and an array piecewise, values located in the whole document") {
+    const std::string text = "\xef\xbb\xbf{\"nodes\": [\n  {\"name\": \"a\"},\n  {\"name\": \"b\", \"x\": [1, 2]}\n],\n"
+                             " \"meta\": {\"k\": 1}}\n";
+    numgap::io::detail::json_stream stream(text, "g.json");
+    REQUIRE(stream.peek_significant() == '{');
+    std::vector<std::string> keys, names;
+    std::vector<int> lines, columns;
+    stream.read_object(1, true, [&](const std::string& key) {
+        keys.push_back(key);
+        if (key == "nodes") {
+            REQUIRE(stream.peek_significant() == '[');
+            stream.read_array(2, [&] {
+                const numgap::io::json_value node = stream.read_value(2);
+                names.push_back(node.find("name")->as_string());
+                lines.push_back(node.line());
+                columns.push_back(node.column());
+            });
+        } else {
+            CHECK(stream.read_value(1).find("k")->as_integer() == 1);
+        }
+    });
+    stream.finish();
+    CHECK(keys == std::vector<std::string>{"nodes", "meta"});
+    CHECK(names == std::vector<std::string>{"a", "b"});
+    CHECK(lines == std::vector<int>{2, 3});
+    CHECK(columns == std::vector<int>{3, 3});
+}
+
+TEST_CASE("json_stream: errors read like parse_json's, duplicates only where asked") {
+    const auto streamed = [](const std::string& text, bool check_duplicates) {
+        return message_of([&] {
+            numgap::io::detail::json_stream stream(text, "g.json");
+            stream.read_object(1, check_duplicates, [&](const std::string&) { (void)stream.read_value(1); });
+            stream.finish();
+        });
+    };
+    const auto tree = [](const std::string& text) {
+        return message_of([&] { (void)numgap::io::parse_json(text, "g.json"); });
+    };
+    for (const std::string bad : {"{\"a\": [1, 2,]}", "{\"a\": 1 \"b\": 2}", "{\"a\": 1}\nx", "{\"a\": \"\\q\"}",
+                                  "{\"a\": 1,\n \"a\": 2}", "{\"a\" 1}", "{\"a\": tru}"}) {
+        CAPTURE(bad);
+        CHECK(streamed(bad, true) == tree(bad));
+    }
+    CHECK(message_of([] { numgap::io::detail::json_stream stream("  ", "g.json"); }) ==
+          tree("  "));
+    // Without the check a repeated key is the caller's to find.
+    numgap::io::detail::json_stream stream("{\"a\": 1, \"a\": 2}", "g.json");
+    int members = 0;
+    stream.read_object(1, false, [&](const std::string&) {
+        (void)stream.read_value(1);
+        ++members;
+    });
+    CHECK(members == 2);
+}
+
+} // TEST_SUITE("io")
