@@ -28,15 +28,16 @@ inline std::uint64_t estimate_tensor_bytes(const io::run_directory& run, std::st
     const std::optional<std::vector<std::int64_t>> shape = run.stored_shape(key);
     if (!shape) return 0;
     const io::tensor_spec* spec = run.manifest().find_tensor(key);
-    std::uint64_t bytes = spec && spec->type ? std::uint64_t(size_of(*spec->type)) : 4;
+    const dtype type = spec && spec->type ? *spec->type : dtype::float32;
+    constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+    std::uint64_t count = 1;
     for (std::int64_t dimension : *shape) {
         if (dimension <= 0) return 0;
         // Saturating: a hostile header must not wrap the estimate around.
-        if (bytes > std::numeric_limits<std::uint64_t>::max() / std::uint64_t(dimension))
-            return std::numeric_limits<std::uint64_t>::max();
-        bytes *= std::uint64_t(dimension);
+        if (count > most / 8 / std::uint64_t(dimension)) return most;
+        count *= std::uint64_t(dimension);
     }
-    return bytes;
+    return storage_bytes(type, count); // count < 2^61: at most 8 bytes an element fits
 }
 
 inline std::vector<std::uint64_t> estimate_group_bytes(const match_result& matches, const io::run_directory& reference,
