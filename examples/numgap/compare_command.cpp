@@ -104,8 +104,9 @@ int run_shard(const compare_arguments& arguments, const numgap::basic_graph& ref
     const std::vector<std::uint64_t> group_bytes = numgap::estimate_group_bytes(matches, reference_run, target_run);
     numgap::partial_report partial;
     {
-        progress_line progress;
-        options.progress = [&progress](std::size_t done, std::size_t total) { progress(done, total); };
+        // The shard's share of the bytes is planned inside compare_shard: groups only.
+        progress_display progress(arguments.quiet, 0);
+        options.progress = [&progress](std::size_t done, std::size_t total) { progress.groups(done, total); };
         partial = numgap::compare_shard(reference_graph, target_graph, matches, reference_run, target_run, metrics,
                                         options, *arguments.shard, group_bytes,
                                         result_options_text(arguments, reference_run, target_run));
