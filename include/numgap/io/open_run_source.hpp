@@ -15,8 +15,10 @@
 //   a JSON object whose first 4 KiB name a Polygraphy member ("lst",
 //     "outputs", "polygraphy_class", "__polygraphy_encoded_...")
 //                                                 -> polygraphy_source.hpp
-// Anything else is refused with an error naming the run and the kinds tried.
-// Only the first run_sniff_bytes of a file are read to decide.
+// Anything else is refused with an error naming the run and the kinds tried;
+// a run that cannot be opened, read or examined is an io error naming it and
+// the system's reason. Only the first run_sniff_bytes of a file are read to
+// decide.
 //
 // Selectors: a path that does not exist but whose part before the last '#'
 // is a regular file or a directory is that file with a selector
@@ -28,6 +30,7 @@
 // case in open_run_source_of_kind, and a line in the table above. Every kind
 // but a directory is a container whose graph may come from an overlay
 // (run_overlay.hpp).
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -117,8 +120,16 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
     if (regular) {
         std::byte head[detail::run_sniff_bytes];
         const file_descriptor file = detail::open_run_file(path);
-        const ::ssize_t got = ::pread(file.get(), head, sizeof head, 0);
-        const std::span<const std::byte> sniffed(head, got < 0 ? 0 : std::size_t(got));
+        ::ssize_t got = 0;
+        do got = ::pread(file.get(), head, sizeof head, 0);
+        while (got < 0 && errno == EINTR);
+        // A file that cannot be read is an I/O error, not "no run of a known kind".
+        if (got < 0)
+            throw error(error_kind::io,
+                        "cannot read run '" + path.string() + "' to tell what it is: " +
+                            std::generic_category().message(errno),
+                        error_location::in_file(path.string()));
+        const std::span<const std::byte> sniffed(head, std::size_t(got));
         using namespace std::string_view_literals;
         if (detail::starts_with_bytes(sniffed, "PK\x03\x04"sv) || detail::starts_with_bytes(sniffed, "PK\x05\x06"sv) ||
             path.extension() == ".npz")
