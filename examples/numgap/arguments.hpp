@@ -40,6 +40,8 @@ inline constexpr std::string_view usage_text =
     "  An ExecuTorch ETDump is a run too (FILE#run=N picks one of several runs, 0-based):\n"
     "  --debug-buffer FILE            the debug buffer holding the target ETDump's tensors\n"
     "  --reference-debug-buffer FILE  the same for a reference ETDump\n"
+    "  or a JSON manifest naming both: {\"etdump\": \"run.etdp\", \"debug_buffer\": \"debug.bin\"}\n"
+    "  (paths relative to the manifest, inside its folder).\n"
     "  A qnn-net-run output folder (*.raw files or Result_N folders, no graph.json) is a run\n"
     "  too (DIR#N picks Result_N; default Result_0). Its headerless files take dtype and shape\n"
     "  from an overlay (below), else from the converter's model JSON, else from the matched reference:\n"
