@@ -5,6 +5,7 @@
 // io -> graph/match -> ...
 #include <numgap/io/atomic_file.hpp>
 #include <numgap/io/base64.hpp>
+#include <numgap/io/byte_signature.hpp>
 #include <numgap/io/confined_open.hpp>
 #include <numgap/io/crc32.hpp>
 #include <numgap/io/directory_source.hpp>

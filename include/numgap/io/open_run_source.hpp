@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include <numgap/core/error.hpp>
+#include <numgap/io/byte_signature.hpp>
 #include <numgap/io/directory_source.hpp>
 #include <numgap/io/etdump_manifest.hpp>
 #include <numgap/io/etdump_source.hpp>
@@ -81,13 +82,6 @@ struct run_path {
 namespace detail {
 
 inline constexpr std::size_t run_sniff_bytes = 4096;
-
-inline bool starts_with_bytes(std::span<const std::byte> head, std::string_view magic) noexcept {
-    if (head.size() < magic.size()) return false;
-    for (std::size_t i = 0; i < magic.size(); ++i)
-        if (head[i] != std::byte(static_cast<unsigned char>(magic[i]))) return false;
-    return true;
-}
 
 // The first non-blank byte is '{' (JSON whitespace: space, tab, CR, LF).
 inline bool starts_like_json_object(std::span<const std::byte> head) noexcept {
@@ -144,7 +138,7 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
                         error_location::in_file(path.string()));
         const std::span<const std::byte> sniffed(head, std::size_t(got));
         using namespace std::string_view_literals;
-        if (detail::starts_with_bytes(sniffed, "PK\x03\x04"sv) || detail::starts_with_bytes(sniffed, "PK\x05\x06"sv) ||
+        if (detail::has_bytes_at(sniffed, 0, "PK\x03\x04"sv) || detail::has_bytes_at(sniffed, 0, "PK\x05\x06"sv) ||
             path.extension() == ".npz")
             return run_source_kind::npz;
         if (has_safetensors_signature(sniffed)) return run_source_kind::safetensors_file;
