@@ -115,6 +115,10 @@ compare_arguments parse_compare(std::span<char*> args) {
             parsed.reading.max_inflated_bytes = parse_mebibytes("--max-inflated-mib", take_value());
         else if (flag == "--overlay")
             parsed.overlay = std::filesystem::path(take_value());
+        else if (flag == "--reference-overlay")
+            parsed.reference_overlay = std::filesystem::path(take_value());
+        else if (flag == "--target-overlay")
+            parsed.target_overlay = std::filesystem::path(take_value());
         else if (flag == "--qnn-net-json")
             parsed.reading.qnn_net_json = take_value();
         else if (flag == "--raw-dtype") {
@@ -142,6 +146,10 @@ compare_arguments parse_compare(std::span<char*> args) {
     if (parsed.match != "auto" && parsed.match != "name" && parsed.match != "handle" &&
         parsed.match != "structure")
         throw usage_error{"--match must be auto, name, handle or structure, not '" + parsed.match + "'"};
+    // One overlay for both and one per side would leave a side with two.
+    if (parsed.overlay && (parsed.reference_overlay || parsed.target_overlay))
+        throw usage_error{"--overlay gives every run the same overlay; it cannot be combined with "
+                          "--reference-overlay or --target-overlay (give each side its own instead)"};
     for (const std::string& rule : parsed.name_rules)
         if (rule != "output-suffix" && rule != "separators" && rule != "case" && rule != "common")
             throw usage_error{"--name-rule must be output-suffix, separators, case or common, not '" + rule + "'"};

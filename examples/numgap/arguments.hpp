@@ -29,7 +29,8 @@ inline constexpr std::string_view usage_text =
     "                 [--csv FILE] [--json FILE] [--dot FILE] [--svg FILE] [--model-explorer FILE]\n"
     "                 [--dump-failing DIR] [--threads N] [--quiet]\n"
     "                 [--map FILE] [--name-rule RULE]... [--repair on|warn|off]\n"
-    "                 [--allow-outside-run DIR]... [--max-inflated-mib N] [--overlay FILE]\n"
+    "                 [--allow-outside-run DIR]... [--max-inflated-mib N]\n"
+    "                 [--overlay FILE | --reference-overlay FILE --target-overlay FILE]\n"
     "                 [--debug-buffer FILE] [--reference-debug-buffer FILE]\n"
     "                 [--qnn-net-json FILE] [--raw-dtype DTYPE] [--raw-layout nhwc|nchw|as-reference]\n"
     "                 [--shard I/N --json PARTIAL]\n"
@@ -44,9 +45,11 @@ inline constexpr std::string_view usage_text =
     "  An ExecuTorch ETDump is a run too (FILE#run=N picks one of several runs, 0-based):\n"
     "  --debug-buffer FILE            the debug buffer holding the target ETDump's tensors\n"
     "  --reference-debug-buffer FILE  the same for a reference ETDump\n"
+    "  or a JSON manifest naming both: {\"etdump\": \"run.etdp\", \"debug_buffer\": \"debug.bin\"}\n"
+    "  (paths relative to the manifest, inside its folder).\n"
     "  A qnn-net-run output folder (*.raw files or Result_N folders, no graph.json) is a run\n"
     "  too (DIR#N picks Result_N; default Result_0). Its headerless files take dtype and shape\n"
-    "  from --overlay, else from the converter's model JSON, else from the matched reference:\n"
+    "  from an overlay (below), else from the converter's model JSON, else from the matched reference:\n"
     "  --qnn-net-json FILE     the QNN converter's <model>_net.json (dims, data type, NHWC, scale/offset)\n"
     "  --raw-dtype DTYPE       dtype of undescribed .raw files (default float32)\n"
     "  --raw-layout L          nhwc (default): the reference's NCHW shape stored channels-last;\n"
@@ -79,9 +82,15 @@ inline constexpr std::string_view usage_text =
     "A run may only name files inside its own directory; --allow-outside-run DIR lets its\n"
     "  entries also resolve into DIR (repeatable). --max-inflated-mib N raises the 4096 MiB\n"
     "  limit on one compressed (.npz) tensor.\n"
-    "A run that is a file (.npz, safetensors, Polygraphy JSON) takes its graph and tensor\n"
-    "  metadata (dtype, scale, zero point, axis order) from a graph.json next to it, or from\n"
-    "  --overlay FILE (used for every run that is a file; keys are the file's own keys).\n"
+    "A run that is a file (.npz, safetensors, Polygraphy JSON, ETDump) or a QNN raw folder takes\n"
+    "  its graph and tensor metadata (dtype, scale, zero point, axis order; keys are the run's\n"
+    "  own keys) from an overlay graph.json:\n"
+    "  --reference-overlay FILE  the reference's overlay\n"
+    "  --target-overlay FILE     the target's overlay\n"
+    "  --overlay FILE            one overlay for every run that takes one (both, when both do;\n"
+    "                            stderr says so); not with the two flags above\n"
+    "  Without a flag, a file run uses a graph.json next to it; when that one file would serve\n"
+    "  both runs, a warning says so (name each side's overlay if it describes only one).\n"
     "Many machines: --shard I/N (0 <= I < N <= 4096) compares shard I of N (the groups split\n"
     "  by their tensors' bytes, the same way on every machine) and writes a partial report to\n"
     "  --json (exit 0 once written, whatever the groups showed); `numgap merge` reads all N\n"
@@ -115,7 +124,8 @@ struct compare_arguments {
     numgap::repair_mode repair = numgap::repair_mode::on;
     numgap::io::read_policy reading; // --allow-outside-run, --max-inflated-mib, --qnn-net-json, --raw-*
     std::string reference_debug_buffer, target_debug_buffer; // ETDump runs' --*debug-buffer
-    std::optional<std::filesystem::path> overlay; // --overlay: graph.json for container runs
+    std::optional<std::filesystem::path> overlay; // --overlay: graph.json for every container run
+    std::optional<std::filesystem::path> reference_overlay, target_overlay; // --reference-overlay, --target-overlay
 };
 
 // Parses the arguments after `compare`.

@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include <numgap/compare.hpp>
@@ -117,6 +119,53 @@ int run_shard(const compare_arguments& arguments, const numgap::basic_graph& ref
               << partial.rows.size() << " rows; partial report written to "
               << numgap::terminal_text(arguments.outputs.json) << "\n";
     return exit_pass;
+struct run_overlays {
+    std::optional<std::filesystem::path> reference, target;
+};
+
+// Which overlay graph.json each run is opened with (the rules in the usage
+// text): per-side flags as given; --overlay for every run that takes one (a
+// file or a QNN raw folder; a run directory has its own graph.json). A file
+// run given none takes a graph.json beside it (run_overlay.hpp): when both
+// runs would take the same one, it may describe only one of them, so say so.
+run_overlays choose_overlays(const compare_arguments& arguments) {
+    const auto takes_overlay = [](const std::string& run) {
+        return !std::filesystem::is_directory(run) || numgap::io::qnn_raw_source::looks_like(run);
+    };
+    run_overlays chosen{arguments.reference_overlay, arguments.target_overlay};
+    if (arguments.overlay) {
+        const bool reference = takes_overlay(arguments.reference), target = takes_overlay(arguments.target);
+        if (!reference && !target)
+            throw usage_error{"--overlay '" + arguments.overlay->string() + "': both runs are run directories, which "
+                              "take their graph from their own graph.json"};
+        if (reference) chosen.reference = arguments.overlay;
+        if (target) chosen.target = arguments.overlay;
+        if (reference && target)
+            std::cerr << "numgap: --overlay '" << numgap::terminal_text(arguments.overlay->string())
+                      << "' describes both runs (give each its own with --reference-overlay and --target-overlay)\n";
+        return chosen;
+    }
+    // The graph.json a run reads without being told: a directory's own, or
+    // the one beside a file run given no overlay.
+    const auto unnamed_graph_json = [](const std::string& run, const std::optional<std::filesystem::path>& given)
+        -> std::pair<std::optional<std::filesystem::path>, bool /* beside a file */> {
+        if (given) return {std::nullopt, false};
+        const std::filesystem::path file = numgap::io::split_run_selector(run).file;
+        std::error_code failure;
+        if (!std::filesystem::is_directory(file, failure)) return {numgap::io::sibling_overlay_of(file), true};
+        if (std::filesystem::is_regular_file(file / "graph.json", failure)) return {file / "graph.json", false};
+        return {std::nullopt, false};
+    };
+    const auto [reference_graph, reference_beside] = unnamed_graph_json(arguments.reference, chosen.reference);
+    const auto [target_graph, target_beside] = unnamed_graph_json(arguments.target, chosen.target);
+    std::error_code failure;
+    if (reference_graph && target_graph && (reference_beside || target_beside) &&
+        std::filesystem::equivalent(*reference_graph, *target_graph, failure))
+        std::cerr << "numgap: warning: the reference and the target both take their graph and tensor metadata from '"
+                  << numgap::terminal_text(reference_graph->string())
+                  << "' (a graph.json beside a run file is used without being named); if it describes only one "
+                     "run, name each file run's overlay with --reference-overlay or --target-overlay\n";
+    return chosen;
 }
 
 } // namespace
@@ -124,16 +173,11 @@ int run_shard(const compare_arguments& arguments, const numgap::basic_graph& ref
 int run_compare(const compare_arguments& arguments) {
     phase_timings timings;
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
-    // --overlay describes the runs that are files and QNN raw folders; a run
-    // directory has its own graph.json.
-    const auto overlay_for = [&](const std::string& run) {
-        const bool own_graph = std::filesystem::is_directory(run) && !numgap::io::qnn_raw_source::looks_like(run);
-        return own_graph ? std::nullopt : arguments.overlay;
-    };
+    const run_overlays overlays = choose_overlays(arguments);
     auto reference_run = open_run(arguments.reference, arguments.reference_debug_buffer, "--reference-debug-buffer",
-                                  arguments.reading, overlay_for(arguments.reference));
+                                  arguments.reading, overlays.reference);
     auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading,
-                               overlay_for(arguments.target));
+                               overlays.target);
     timings.end_phase("open runs");
     for (const auto* run : {&reference_run, &target_run})
         for (const std::string& note : run->notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";

@@ -5,10 +5,12 @@
 // io -> graph/match -> ...
 #include <numgap/io/atomic_file.hpp>
 #include <numgap/io/base64.hpp>
+#include <numgap/io/byte_signature.hpp>
 #include <numgap/io/confined_open.hpp>
 #include <numgap/io/crc32.hpp>
 #include <numgap/io/directory_source.hpp>
 #include <numgap/io/etdump.hpp>
+#include <numgap/io/etdump_manifest.hpp>
 #include <numgap/io/etdump_run.hpp>
 #include <numgap/io/etdump_source.hpp>
 #include <numgap/io/file_descriptor.hpp>
@@ -27,6 +29,7 @@
 #include <numgap/io/polygraphy_source.hpp>
 #include <numgap/io/qnn_net_json.hpp>
 #include <numgap/io/qnn_raw_source.hpp>
+#include <numgap/io/qnn_result_folder.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
@@ -35,4 +38,5 @@
 #include <numgap/io/safetensors.hpp>
 #include <numgap/io/safetensors_run.hpp>
 #include <numgap/io/safetensors_source.hpp>
+#include <numgap/io/selector_index.hpp>
 #include <numgap/io/truncation_guard.hpp>

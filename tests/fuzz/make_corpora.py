@@ -342,6 +342,20 @@ def main():
               "quant_params": {"definition": 1, "encoding": 0, "scale_offset": {"scale": 0.5, "offset": -128}}},
         "x": {"dims": [12], "data_type": 776, "quant_params": {"scale_offset": {"scale": 0.25, "offset": 3}}},
         "conv_out": {"dims": [3, 4], "data_type": 1032, "quant_params": {"scale_offset": {"scale": 1.0, "offset": 0}}}}))
+    write("qnn_net_json", "per_axis.json", qnn({
+        "x": {"dims": [1, 2, 2, 3], "data_type": 1032, "axis_format": "NHWC",
+              "quant_params": {"definition": 1, "encoding": 1, "axis_scale_offset": {"axis": 3, "num_scale_offsets": 3,
+                  "scale_offsets": [{"bitwidth": 8, "scale": 0.5, "offset": -128}, {"bitwidth": 8, "scale": 0.25, "offset": 0},
+                                    {"bitwidth": 8, "scale": 2.0, "offset": -3}]}}},
+        "conv_out": {"dims": [4, 12], "data_type": 776, "quant_params": {"encoding": 3,
+                     "bw_axis_scale_offset": {"bitwidth": 4, "axis": 0, "num_elements": 4, "scales": [0.5, 1.0, 1.5, 2.0],
+                                              "offsets": [0, -1, -2, -3]}}},
+        "t": {"dims": [1], "data_type": 1032, "quant_params": {"encoding": 2, "bw_scale_offset": {"bitwidth": 4, "scale": 0.125, "offset": -8}}}}))
+    write("qnn_net_json", "unsupported.json", qnn({
+        "x": {"dims": [12], "data_type": 1032, "quant_params": {"encoding": 5, "blockwise_expansion": {"axis": 0, "block_size": 4}}},
+        "conv_out": {"dims": [96], "data_type": 772},
+        "t": {"dims": [1], "data_type": 1032, "quant_params": {"encoding": "QNN_QUANTIZATION_ENCODING_UNDEFINED"}},
+        "conv.out": {"dims": [12], "data_type": 562}}))
 
     # Partial reports of `numgap compare --shard`: a -> b -> c, two groups and
     # an unmatched node, one failing with an error location; and the second

@@ -4,7 +4,8 @@
 // runs and #run=N, scalar types incl. bfloat16 and float16, strides, debug
 // handles and event order; and hostile files (every truncation, a wrong
 // identifier, offsets out of bounds, a vtable outside the buffer, shared
-// offsets, tensors past the debug buffer's end, unknown scalar types), each
+// offsets, tensors past the debug buffer's end, unknown scalar types, keys
+// beyond their budget), each
 // refused with a numgap::error naming the file and offset, never a crash;
 // and, when flatc is installed, files flatc writes from a schema of our own.
 #include <doctest/doctest.h>
@@ -400,6 +401,29 @@ TEST_CASE("etdump: offsets shared many times hit the amplification limit") {
     CHECK(contains(failure.what(), "offsets shared many times"));
 }
 
+
+TEST_CASE("etdump: tensor keys beyond 64 times the file's size plus 16 MiB are a limit error naming the file") {
+    // One event whose tensor list holds 4096 tensors gives 4096 keys
+    // "<name>.<i>", each charged (size + 24) * 3 bytes. A 16 KiB name makes
+    // that ~200 MB from a file of ~200 KB, far over its budget
+    // (64 * ~200 KB + 16 MiB ~ 29 MB); a one-letter name stays well inside.
+    const auto dump_with_name = [](const std::string& name) {
+        std::vector<fb::node_pointer> list;
+        for (int i = 0; i < 4096; ++i) list.push_back(et::tensor(et::float32, {}, 0));
+        return et::file({et::run_data("r", {et::debug_event({name}, et::list_value(std::move(list)))})});
+    };
+    et::debug_buffer buffer;
+    (void)buffer.add(std::vector<float>{1.0f});
+    const std::vector<std::byte> bomb = dump_with_name(std::string(16384, 'n'));
+    CHECK(bomb.size() < 300000);
+    const numgap::error failure = error_from([&] { (void)open_etdump(bomb, buffer.bytes()); });
+    CHECK(failure.kind() == numgap::error_kind::limit);
+    CHECK(contains(failure.what(), ".etdp': the tensor keys of event 0 would exceed 64 times the file's size"));
+    CHECK(contains(failure.where().file, ".etdp"));
+
+    const numgap::io::etdump_tensors fine = open_etdump(dump_with_name("n"), buffer.bytes());
+    CHECK(fine.entries().size() == 4096);
+}
 
 TEST_CASE("etdump: files flatc writes from a schema of our own are read (skipped without flatc)") {
     // Debian's flatbuffers-compiler lays buffers out back to front and shares

@@ -75,7 +75,7 @@ TEST_CASE("etdump runs: detected by content, buffer from the policy, #run=N, gra
     CHECK(numgap::io::detect_run_source(dump_path) == numgap::io::run_source_kind::etdump);
     CHECK(numgap::io::is_etdump_run(directory / "dump.data#run=1"));
     CHECK_FALSE(numgap::io::is_etdump_run(buffer_path));
-    CHECK(contains(error_of([&] { (void)numgap::io::detect_run_source(buffer_path); }), "or ETDump)"));
+    CHECK(contains(error_of([&] { (void)numgap::io::detect_run_source(buffer_path); }), "or ETDump manifest)"));
     CHECK(contains(error_of([&] { (void)run_directory::open(dump_path.string() + "#onnxrt", with_buffer(buffer_path)); }),
                    "the selector must be #run=N"));
 

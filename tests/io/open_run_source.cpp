@@ -2,11 +2,12 @@
 // (an .npz renamed to .bin is still an archive, a safetensors or Polygraphy
 // file under any name is read as one), '#' selectors split off only when the
 // whole path does not exist, and a file that is none of the kinds is refused
-// with a typed error naming it.
+// with a typed error naming it; a file that cannot be read is an io error.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <string>
+#include <system_error>
 
 #include <numgap/core/error.hpp>
 #include <numgap/io/open_run_source.hpp>
@@ -61,5 +62,29 @@ TEST_CASE("open_run_source: a '#' selector is split off only when the whole path
     CHECK(numgap::io::split_run_selector(dir / "odd#name.json").selector == std::nullopt);
     CHECK(numgap::io::split_run_selector(dir / "absent.json#trt").selector == std::nullopt);
     CHECK(numgap::io::split_run_selector(dir.path()).selector == std::nullopt);
+}
+
+TEST_CASE("open_run_source: a run file that cannot be read is an io error naming it, not 'no run'") {
+    // /proc/self/mem is a regular file that opens (as root too, as in CI) but
+    // whose offset 0 cannot be read (EIO): the read while sniffing fails.
+    const std::filesystem::path unreadable = "/proc/self/mem";
+    std::error_code failure;
+    if (!std::filesystem::is_regular_file(unreadable, failure)) {
+        MESSAGE("skipped: no /proc/self/mem here");
+        return;
+    }
+    numgap::error_kind kind = numgap::error_kind::other;
+    std::string message, file;
+    try {
+        (void)detect_run_source(unreadable);
+    } catch (const numgap::error& caught) {
+        kind = caught.kind();
+        message = caught.what();
+        file = caught.where().file;
+    }
+    CHECK(kind == numgap::error_kind::io);
+    CHECK(file == unreadable.string());
+    CHECK(numgap_test::contains(message, "cannot read run '/proc/self/mem' to tell what it is: "));
+    CHECK(!numgap::io::is_etdump_run(unreadable)); // never throws
 }
 }

@@ -76,7 +76,7 @@ TEST_CASE("polygraphy runs: detected by content, runner and iteration chosen by 
     CHECK(contains(error_of([&] { (void)run_directory::open(dir / "missing.json#r"); }), "does not exist"));
     const std::string other = dir.write("other.json", R"({"nodes": []})").string();
     CHECK(contains(error_of([&] { (void)run_directory::open(other); }),
-                   "nor a safetensors file, *.index.json, Polygraphy JSON or ETDump"));
+                   "nor a safetensors file, *.index.json, Polygraphy JSON, ETDump or ETDump manifest"));
 }
 
 TEST_CASE("polygraphy runs: a truncated or oversized .npy inside is refused naming the file, runner and output") {

@@ -202,4 +202,79 @@ TEST_CASE("qnn raw folders: element-count mismatch, truncated and oversized file
     CHECK(contains(error_of([&] { (void)described.load("x"); }), "x.raw' has 44 bytes but shape (1, 2, 2, 3) of float32 needs 48"));
     CHECK(contains(error_of([&] { (void)described.load("b"); }), "b.raw' has 52 bytes but shape (1, 2, 2, 3) of float32 needs 48"));
 }
+
+TEST_CASE("qnn raw folders: a per-axis uint8 NHWC output dequantized against a float reference") {
+    numgap_test::temp_directory dir;
+    // Reference (1, 3, 1, 2) NCHW; channel c has scale 0.5 * (c + 1) and offset -(10 * c).
+    const std::vector<float> reference{1.0f, 2.0f, -3.0f, 4.0f, 7.5f, 0.0f};
+    dir.write("ref/q.npy", npy_of(reference, {1, 3, 1, 2}));
+    std::vector<std::uint8_t> stored(6); // NHWC (1, 1, 2, 3)
+    for (int c = 0; c < 3; ++c)
+        for (int w = 0; w < 2; ++w) {
+            const float scale = 0.5f * float(c + 1);
+            stored[std::size_t(w * 3 + c)] = std::uint8_t(reference[std::size_t(c * 2 + w)] / scale + float(10 * c));
+        }
+    dir.write("qnn/q.raw", raw_of(stored));
+    numgap::io::read_policy policy;
+    policy.qnn_net_json = dir.write("net.json", R"({"graph": {"tensors": {
+        "q": {"dims": [1, 1, 2, 3], "data_type": 1032, "axis_format": "NHWC",
+              "quant_params": {"definition": 1, "encoding": 1, "axis_scale_offset": {"axis": 3, "num_scale_offsets": 3,
+                  "scale_offsets": [{"scale": 0.5, "offset": 0}, {"scale": 1.0, "offset": -10}, {"scale": 1.5, "offset": -20}]}}}}}})");
+    const run_directory target = run_directory::open(dir / "qnn", policy);
+    const numgap::io::loaded_tensor q = target.load("q");
+    REQUIRE(q.view().is_quantized());
+    CHECK(q.view().quant().per_channel());
+    const run_directory reference_run = run_directory::open(dir / "ref");
+    numgap::basic_graph graph;
+    graph.add_node("q", "op", {});
+    const auto report = numgap::compare_runs(graph, graph, reference_run, target, numgap_test::defaults_and_max_abs());
+    CHECK(numgap_test::metric_value(report, "q", "max_abs") == 0.0);
+
+    // The same bytes with the wrong axis's scales would differ: the test can fail.
+    numgap::io::read_policy swapped;
+    swapped.qnn_net_json = dir.write("swapped.json", R"({"graph": {"tensors": {
+        "q": {"dims": [1, 1, 2, 3], "data_type": 1032, "axis_format": "NHWC",
+              "quant_params": {"axis_scale_offset": {"axis": 3,
+                  "scale_offsets": [{"scale": 1.5, "offset": -20}, {"scale": 1.0, "offset": -10}, {"scale": 0.5, "offset": 0}]}}}}}})");
+    const auto wrong = numgap::compare_runs(graph, graph, reference_run, run_directory::open(dir / "qnn", swapped),
+                                            numgap_test::defaults_and_max_abs());
+    CHECK(numgap_test::metric_value(wrong, "q", "max_abs") > 1.0);
+}
+
+TEST_CASE("qnn raw folders: block encodings, unread data types and colliding names are refused per tensor") {
+    numgap_test::temp_directory dir;
+    dir.write("ref/lpbq.npy", npy_of({0.0f, 1.0f, 2.0f, 3.0f}, {4}));
+    dir.write("qnn/lpbq.raw", raw_of(std::vector<std::uint8_t>{0, 1, 2, 3}));
+    dir.write("qnn/lpbq_float.raw", raw_of(std::vector<float>{0.0f, 1.0f, 2.0f, 3.0f}));
+    dir.write("qnn/int4.raw", raw_of(std::vector<std::uint8_t>{0x10, 0x32}));
+    dir.write("qnn/a_b.raw", raw_of(std::vector<float>{1.0f}));
+    dir.write("qnn/plain.raw", raw_of(std::vector<float>{1.0f}));
+    numgap::io::read_policy policy;
+    policy.qnn_net_json = dir.write("net.json", R"({"graph": {"tensors": {
+        "lpbq": {"dims": [4], "data_type": 1032, "quant_params": {"encoding": 5, "blockwise_expansion": {"axis": 0}}},
+        "lpbq_float": {"dims": [4], "data_type": 1032, "quant_params": {"encoding": 5, "blockwise_expansion": {"axis": 0}}},
+        "int4": {"dims": [4], "data_type": 772},
+        "a.b": {"dims": [1], "data_type": 562}, "a:b": {"dims": [1], "data_type": 534},
+        "plain": {"dims": [1], "data_type": 562}}}})");
+    const run_directory target = run_directory::open(dir / "qnn", policy);
+    CHECK(contains(error_of([&] { (void)target.load("lpbq"); }),
+                   "lpbq.raw' holds uint8 integers, but its quantization QNN_QUANTIZATION_ENCODING_BLOCKWISE_EXPANSION"));
+    const run_directory reference = run_directory::open(dir / "ref");
+    const numgap::io::loaded_tensor lpbq_reference = reference.load("lpbq");
+    CHECK(contains(error_of([&] { (void)target.load_like("lpbq", lpbq_reference.view()); }), "BLOCKWISE_EXPANSION"));
+    const numgap::io::loaded_tensor dequantized = target.load("lpbq_float");
+    CHECK(dequantized.view().type() == numgap::dtype::float32);
+    const std::string int4 = error_of([&] { (void)target.load("int4"); });
+    CHECK(contains(int4, "int4.raw': '"));
+    CHECK(contains(int4, "net.json' gives tensor 'int4' the unsupported \"data_type\" 772"));
+    CHECK(contains(error_of([&] { (void)target.load_like("int4", lpbq_reference.view()); }), "unsupported \"data_type\" 772"));
+    const std::string collision = error_of([&] { (void)target.load("a_b"); });
+    CHECK(contains(collision, "describes both 'a.b' and 'a:b', whose file names are both 'a_b.raw'"));
+    CHECK(target.load("plain").view().type() == numgap::dtype::float32);
+
+    // An overlay describes what the model JSON could not.
+    dir.write("overlay.json", R"({"tensors": {"a_b": {"dtype": "float32", "shape": [1]}}})");
+    const run_directory overlaid = run_directory::open(dir / "qnn", policy, dir / "overlay.json");
+    CHECK(overlaid.load("a_b").view().type() == numgap::dtype::float32);
+}
 }

@@ -55,6 +55,7 @@
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/io/byte_signature.hpp>
 #include <numgap/io/flatbuffer.hpp>
 #include <numgap/io/little_endian.hpp>
 
@@ -125,12 +126,7 @@ inline const etdump_scalar_type* find_etdump_scalar_type(int code) noexcept {
 // True when `bytes` starts like an ETDump: the identifier after a size prefix
 // and root offset (bytes 8..12), or after a root offset alone (bytes 4..8).
 inline bool has_etdump_signature(std::span<const std::byte> bytes) noexcept {
-    const auto identifier_at = [&](std::size_t at) {
-        if (bytes.size() < at + 4) return false;
-        return std::equal(etdump_file_identifier.begin(), etdump_file_identifier.end(), bytes.begin() + at,
-                          [](char expected, std::byte got) { return std::byte(expected) == got; });
-    };
-    return identifier_at(8) || identifier_at(4);
+    return detail::has_bytes_at(bytes, 8, etdump_file_identifier) || detail::has_bytes_at(bytes, 4, etdump_file_identifier);
 }
 
 namespace detail {
@@ -250,8 +246,7 @@ inline etdump_contents parse_etdump(std::span<const std::byte> bytes, const std:
     if (!has_etdump_signature(bytes))
         fail_file(0, "no ETDump file identifier \"ED00\" at byte 8 (size-prefixed, as the runtime writes it) "
                      "nor at byte 4 (" + std::to_string(bytes.size()) + " bytes in all)");
-    contents.size_prefixed = bytes.size() >= 12 && std::string_view(reinterpret_cast<const char*>(bytes.data()) + 8, 4) ==
-                                                       etdump_file_identifier;
+    contents.size_prefixed = detail::has_bytes_at(bytes, 8, etdump_file_identifier);
     std::span<const std::byte> buffer = bytes;
     std::uint64_t file_offset = 0;
     if (contents.size_prefixed) {

@@ -68,6 +68,7 @@
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/run_manifest.hpp>
+#include <numgap/io/selector_index.hpp>
 
 namespace numgap::io {
 
@@ -75,16 +76,14 @@ namespace numgap::io {
 // split off by open_run_source.hpp) -> N; `file` names the ETDump in errors.
 inline std::size_t parse_etdump_run_selector(std::string_view selector, const std::string& file) {
     constexpr std::string_view prefix = "run=";
-    const std::string_view number = selector.starts_with(prefix) ? selector.substr(prefix.size()) : std::string_view();
-    if (number.empty() || number.size() > 9 ||
-        !std::all_of(number.begin(), number.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    const std::optional<std::size_t> run =
+        selector.starts_with(prefix) ? detail::selector_index(selector.substr(prefix.size())) : std::nullopt;
+    if (!run)
         throw error(error_kind::usage,
                     "ETDump '" + file + "': the selector must be #run=N with N a run index (0, 1, ...), not '#" +
                         std::string(selector) + "'",
                     error_location::in_file(file));
-    std::size_t run = 0;
-    for (char c : number) run = run * 10 + std::size_t(c - '0');
-    return run;
+    return *run;
 }
 
 class etdump_tensors {

@@ -9,7 +9,9 @@
 // the size prefix, or after the root offset), whatever its name. The debug buffer is read_policy::debug_buffer
 // (CLI: --debug-buffer FILE for the target, --reference-debug-buffer FILE for
 // the reference); both files are opened as given, like any file named as a
-// run (the user named them), and mapped for the run's lifetime.
+// run (the user named them), and mapped for the run's lifetime. An ETDump
+// manifest (etdump_manifest.hpp) names both instead and opens them confined
+// to its folder, through open_etdump_files.
 //
 // The manifest has a graph: one node per tensor event, in event order (so
 // run_graph's topological order is the execution order), with the integer
@@ -17,18 +19,14 @@
 // which run of the file was read. An overlay graph.json (run_overlay.hpp)
 // next to the ETDump adds tensor metadata (quantization of raw integer
 // outputs, axis order) and, when it lists nodes, replaces the event graph.
-#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <utility>
 #include <vector>
-
-#include <fcntl.h>
 
 #include <numgap/core/error.hpp>
 #include <numgap/io/etdump.hpp>
@@ -73,22 +71,16 @@ private:
     etdump_tensors tensors_;
 };
 
-// Opens the ETDump `file`; `selector` is what followed '#' in the run path ("run=N").
-inline opened_run_source open_etdump(const std::filesystem::path& file, const std::optional<std::string>& selector,
-                                     const read_policy& policy) {
+// Opens the ETDump held by `etdump` (named `shown` in messages) with the debug
+// buffer held by `buffer` (named `buffer_shown`), if any; `selector` is what
+// followed '#' in the run path ("run=N").
+inline opened_run_source open_etdump_files(file_descriptor etdump, const std::filesystem::path& shown,
+                                           std::optional<file_descriptor> buffer, const std::filesystem::path& buffer_shown,
+                                           const std::optional<std::string>& selector) {
     std::optional<std::size_t> run_index;
-    if (selector) run_index = parse_etdump_run_selector(*selector, file.string());
-    std::optional<file_descriptor> buffer;
-    if (!policy.debug_buffer.empty()) {
-        buffer.emplace(::open(policy.debug_buffer.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-        if (!buffer->valid())
-            throw error(error_kind::io,
-                        "cannot open debug buffer '" + policy.debug_buffer.string() + "' of ETDump '" +
-                            file.string() + "': " + std::generic_category().message(errno),
-                        error_location::in_file(policy.debug_buffer.string()));
-    }
+    if (selector) run_index = parse_etdump_run_selector(*selector, shown.string());
     etdump_tensors tensors;
-    tensors.open(detail::open_run_file(file), file, std::move(buffer), policy.debug_buffer, run_index);
+    tensors.open(std::move(etdump), shown, std::move(buffer), buffer_shown, run_index);
     opened_run_source opened;
     opened.total_bytes = tensors.total_bytes();
     opened.manifest.has_graph = true;
@@ -104,13 +96,21 @@ inline opened_run_source open_etdump(const std::filesystem::path& file, const st
     const std::vector<etdump_run_data>& runs = tensors.contents().runs;
     if (!runs.empty()) {
         const std::size_t chosen = run_index.value_or(0);
-        opened.notes.push_back("ETDump '" + file.string() + "': read run #run=" + std::to_string(chosen) + " '" +
+        opened.notes.push_back("ETDump '" + shown.string() + "': read run #run=" + std::to_string(chosen) + " '" +
                                runs[chosen].name + "' of " + std::to_string(runs.size()) + ", " +
                                std::to_string(tensors.entries().size()) + " tensors from " +
                                std::to_string(tensors.nodes().size()) + " debug events");
     }
     opened.source = std::make_shared<const etdump_source>(std::move(tensors));
     return opened;
+}
+
+// Opens the ETDump `file` with read_policy::debug_buffer (both as named).
+inline opened_run_source open_etdump(const std::filesystem::path& file, const std::optional<std::string>& selector,
+                                     const read_policy& policy) {
+    std::optional<file_descriptor> buffer;
+    if (!policy.debug_buffer.empty()) buffer.emplace(detail::open_run_file(policy.debug_buffer, "debug buffer"));
+    return open_etdump_files(detail::open_run_file(file), file, std::move(buffer), policy.debug_buffer, selector);
 }
 
 } // namespace numgap::io

@@ -11,23 +11,29 @@
 //   a file starting with an 8-byte length and '{' -> safetensors_source.hpp
 //   a file with the ETDump identifier "ED00" at
 //     byte 8 (size-prefixed) or 4                 -> etdump_source.hpp
+//   a JSON object under 4 KiB with a string
+//     member "etdump"                             -> etdump_manifest.hpp
 //   a file named *.index.json                     -> sharded safetensors
 //   a JSON object whose first 4 KiB name a Polygraphy member ("lst",
 //     "outputs", "polygraphy_class", "__polygraphy_encoded_...")
 //                                                 -> polygraphy_source.hpp
-// Anything else is refused with an error naming the run and the kinds tried.
-// Only the first run_sniff_bytes of a file are read to decide.
+// Anything else is refused with an error naming the run and the kinds tried;
+// a run that cannot be opened, read or examined is an io error naming it and
+// the system's reason. Only the first run_sniff_bytes of a file are read to
+// decide.
 //
 // Selectors: a path that does not exist but whose part before the last '#'
 // is a regular file or a directory is that file with a selector
 // (`out.json#RUNNER@N`, `dump.etdp#run=N`, `qnn_out#1`); only sources that
-// take one accept it (Polygraphy JSON, ETDump, QNN raw folder), others refuse it.
+// take one accept it (Polygraphy JSON, ETDump or its manifest, QNN raw
+// folder), others refuse it.
 //
 // To add a kind: a value in run_source_kind, a test on the sniffed bytes
 // below (magic bytes first, the name only where the content cannot tell), a
 // case in open_run_source_of_kind, and a line in the table above. Every kind
 // but a directory is a container whose graph may come from an overlay
 // (run_overlay.hpp).
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -40,7 +46,9 @@
 #include <unistd.h>
 
 #include <numgap/core/error.hpp>
+#include <numgap/io/byte_signature.hpp>
 #include <numgap/io/directory_source.hpp>
+#include <numgap/io/etdump_manifest.hpp>
 #include <numgap/io/etdump_source.hpp>
 #include <numgap/io/npz_source.hpp>
 #include <numgap/io/polygraphy_source.hpp>
@@ -53,7 +61,16 @@
 
 namespace numgap::io {
 
-enum class run_source_kind { directory, npz, safetensors_file, safetensors_index, polygraphy_json, etdump, qnn_raw };
+enum class run_source_kind {
+    directory,
+    npz,
+    safetensors_file,
+    safetensors_index,
+    polygraphy_json,
+    etdump,
+    etdump_manifest,
+    qnn_raw
+};
 
 // A run path split into the file and what followed its last '#', if the
 // whole path does not exist but the part before '#' is a regular file.
@@ -65,13 +82,6 @@ struct run_path {
 namespace detail {
 
 inline constexpr std::size_t run_sniff_bytes = 4096;
-
-inline bool starts_with_bytes(std::span<const std::byte> head, std::string_view magic) noexcept {
-    if (head.size() < magic.size()) return false;
-    for (std::size_t i = 0; i < magic.size(); ++i)
-        if (head[i] != std::byte(static_cast<unsigned char>(magic[i]))) return false;
-    return true;
-}
 
 // The first non-blank byte is '{' (JSON whitespace: space, tab, CR, LF).
 inline bool starts_like_json_object(std::span<const std::byte> head) noexcept {
@@ -117,14 +127,26 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
     if (regular) {
         std::byte head[detail::run_sniff_bytes];
         const file_descriptor file = detail::open_run_file(path);
-        const ::ssize_t got = ::pread(file.get(), head, sizeof head, 0);
-        const std::span<const std::byte> sniffed(head, got < 0 ? 0 : std::size_t(got));
+        ::ssize_t got = 0;
+        do got = ::pread(file.get(), head, sizeof head, 0);
+        while (got < 0 && errno == EINTR);
+        // A file that cannot be read is an I/O error, not "no run of a known kind".
+        if (got < 0)
+            throw error(error_kind::io,
+                        "cannot read run '" + path.string() + "' to tell what it is: " +
+                            std::generic_category().message(errno),
+                        error_location::in_file(path.string()));
+        const std::span<const std::byte> sniffed(head, std::size_t(got));
         using namespace std::string_view_literals;
-        if (detail::starts_with_bytes(sniffed, "PK\x03\x04"sv) || detail::starts_with_bytes(sniffed, "PK\x05\x06"sv) ||
+        if (detail::has_bytes_at(sniffed, 0, "PK\x03\x04"sv) || detail::has_bytes_at(sniffed, 0, "PK\x05\x06"sv) ||
             path.extension() == ".npz")
             return run_source_kind::npz;
         if (has_safetensors_signature(sniffed)) return run_source_kind::safetensors_file;
         if (has_etdump_signature(sniffed)) return run_source_kind::etdump;
+        // A manifest is small: only a file read whole here can be one.
+        if (std::size_t(got) < sizeof head && detail::starts_like_json_object(sniffed) &&
+            is_etdump_manifest(std::string_view(reinterpret_cast<const char*>(head), std::size_t(got))))
+            return run_source_kind::etdump_manifest;
         // The name decides here (a JSON object is all the content says); a
         // damaged index is then reported by the index reader, not as "no run".
         if (path.filename().string().ends_with(".index.json")) return run_source_kind::safetensors_index;
@@ -133,16 +155,18 @@ inline run_source_kind detect_run_source(const std::filesystem::path& path) {
     }
     throw error(error_kind::format,
                 "run '" + path.string() +
-                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json, Polygraphy JSON "
-                    "or ETDump)",
+                    "' is neither a directory nor an .npz file (nor a safetensors file, *.index.json, Polygraphy JSON, "
+                    "ETDump or ETDump manifest)",
                 error_location::in_file(path.string()));
 }
 
-// Whether `given` (possibly with a '#' selector) is an ETDump file; never
-// throws (what is no run at all is reported when it is opened).
+// Whether `given` (possibly with a '#' selector) is an ETDump file or an
+// ETDump manifest (both take a debug buffer); never throws (what is no run at
+// all is reported when it is opened).
 inline bool is_etdump_run(const std::filesystem::path& given) noexcept {
     try {
-        return detect_run_source(split_run_selector(given).file) == run_source_kind::etdump;
+        const run_source_kind kind = detect_run_source(split_run_selector(given).file);
+        return kind == run_source_kind::etdump || kind == run_source_kind::etdump_manifest;
     } catch (...) {
         return false;
     }
@@ -158,6 +182,7 @@ inline opened_run_source open_run_source_of_kind(run_source_kind kind, const std
     case run_source_kind::safetensors_index: return open_sharded_safetensors(path, policy);
     case run_source_kind::polygraphy_json: return open_polygraphy_json(path, selector);
     case run_source_kind::etdump: return open_etdump(path, selector, policy);
+    case run_source_kind::etdump_manifest: return open_etdump_manifest(path, selector, policy);
     case run_source_kind::qnn_raw: return qnn_raw_source::open(path, selector, policy);
     }
     NUMGAP_ASSERT(false);
@@ -175,7 +200,7 @@ inline opened_run_source open_run_source(const std::filesystem::path& given, con
     const auto [path, selector] = split_run_selector(given);
     const run_source_kind kind = detect_run_source(path);
     if (selector && kind != run_source_kind::polygraphy_json && kind != run_source_kind::etdump &&
-        kind != run_source_kind::qnn_raw)
+        kind != run_source_kind::etdump_manifest && kind != run_source_kind::qnn_raw)
         throw error(error_kind::usage,
                     "run '" + given.string() + "': '#" + *selector + "' selects a runner or run, but '" + path.string() +
                         "' is neither a Polygraphy JSON, an ETDump nor a QNN raw output folder",

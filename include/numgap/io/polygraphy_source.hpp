@@ -43,6 +43,7 @@
 #include <numgap/io/npy.hpp>
 #include <numgap/io/polygraphy_json.hpp>
 #include <numgap/io/run_source.hpp>
+#include <numgap/io/selector_index.hpp>
 
 namespace numgap::io {
 
@@ -139,11 +140,9 @@ inline opened_run_source open_polygraphy_json(const std::filesystem::path& path,
     if (selector) {
         wanted_runner = *selector;
         const std::size_t at = selector->rfind('@');
-        const std::string_view digits = at == std::string::npos ? std::string_view() : std::string_view(*selector).substr(at + 1);
-        if (!digits.empty() && digits.size() <= 9 && digits.find_first_not_of("0123456789") == std::string_view::npos) {
-            wanted_iteration = std::stoul(std::string(digits));
-            wanted_runner = selector->substr(0, at);
-        }
+        // A runner name may hold '@': only a trailing "@<digits>" is an iteration.
+        if (at != std::string::npos) wanted_iteration = detail::selector_index(std::string_view(*selector).substr(at + 1));
+        if (wanted_iteration) wanted_runner = selector->substr(0, at);
     }
     const auto runner = wanted_runner.empty()
                             ? results.runners.begin()

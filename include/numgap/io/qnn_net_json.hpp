@@ -19,13 +19,36 @@
 //    storage of an NCHW / NCDHW reference: axis_order [0, 2, 3, 1] /
 //    [0, 2, 3, 4, 1]. Any other value (NCHW, NF, NC, ANY, ...) or a rank that
 //    does not fit keeps the stored order.
-//  - "quant_params.scale_offset": read for fixed-point types only, when scale
-//    is positive. QNN's convention is real = scale * (q + offset), so numgap's
-//    zero point (real = scale * (q - zero_point)) is -offset.
+//  - "quant_params": read for fixed-point types only. QNN's convention is
+//    real = scale * (q + offset), so numgap's zero point
+//    (real = scale * (q - zero_point)) is -offset. The form is the member
+//    that "encoding" (a Qnn_QuantizationEncoding_t code or its name) names,
+//    else the first of these present:
+//      "scale_offset" / "bw_scale_offset" (codes 0 / 2): {"scale", "offset"},
+//        per tensor; a scale of 0 (what QNN writes for "none") is no
+//        quantization;
+//      "axis_scale_offset" (1): {"axis", "scale_offsets": [{"scale",
+//        "offset"}, ...]} (the list may be named "bw_scale_offset"), one per
+//        index of stored dimension "axis";
+//      "bw_axis_scale_offset" (3): {"axis", "scales": [...], "offsets": [...]}.
+//    "bitwidth" and the other members are not needed to dequantize and are
+//    not read. A per-axis "axis" must be a stored dimension and the list as
+//    long as that dimension (and as "num_scale_offsets"/"num_elements" when
+//    given); per-axis scales must be finite and positive (all 0 is no
+//    quantization).
+//    Block forms ("block", "blockwise_expansion" i.e. LPBQ, "vector", codes
+//    4-6, and unknown codes) cannot be represented by numgap::quantization:
+//    the tensor's unsupported_encoding says so and the raw source refuses to
+//    read its integers (a dequantized float32 file is still read).
+//  - An unsupported "data_type" (an integer or name not in the table) does
+//    not fail the file (a model JSON lists every weight too): that tensor's
+//    unsupported_type says why, and the raw source refuses to read it.
 // Trust: the file is parsed by io/json (depth limited to 64 here); a member
-// of the wrong type, an unsupported code, a negative or over-long "dims" is an
-// error (kind schema) naming the file, line:column and the tensor.
+// of the wrong type, a negative or over-long "dims", a per-axis encoding that
+// does not fit the dims is an error (kind schema) naming the file,
+// line:column and the tensor.
 // Complexity: O(file size).
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -46,8 +69,19 @@ struct qnn_tensor_description {
     bool fixed_point = false; // a quantized QNN type: dequantized float32 outputs are also accepted
     std::vector<std::int64_t> dims;
     std::optional<std::vector<int>> axis_order;
-    std::optional<float> scale;
+    std::optional<float> scale; // per tensor
     std::int32_t zero_point = 0;
+    // Per axis (quant_axis >= 0): one scale and zero point per index of
+    // stored dimension quant_axis.
+    int quant_axis = -1;
+    std::vector<float> axis_scales;
+    std::vector<std::int32_t> axis_zero_points;
+    // Why the stored values cannot be read as described, one sentence; empty
+    // when they can. A type numgap does not read (`type` is then meaningless):
+    std::string unsupported_type;
+    // A quantization numgap cannot represent (block forms): the integers are
+    // readable but would be compared undequantized.
+    std::string unsupported_encoding;
 };
 
 namespace detail {
@@ -74,6 +108,25 @@ inline constexpr qnn_data_type qnn_data_types[] = {
     {0x0416, "QNN_DATATYPE_UFIXED_POINT_16", dtype::uint16, true},
     {0x0508, "QNN_DATATYPE_BOOL_8", dtype::boolean, false},
 };
+
+// Qnn_QuantizationEncoding_t: the code, its name, and the "quant_params"
+// member that holds it.
+struct qnn_encoding {
+    std::int64_t code;
+    std::string_view name;
+    std::string_view member;
+};
+
+inline constexpr qnn_encoding qnn_encodings[] = {
+    {0, "QNN_QUANTIZATION_ENCODING_SCALE_OFFSET", "scale_offset"},
+    {1, "QNN_QUANTIZATION_ENCODING_AXIS_SCALE_OFFSET", "axis_scale_offset"},
+    {2, "QNN_QUANTIZATION_ENCODING_BW_SCALE_OFFSET", "bw_scale_offset"},
+    {3, "QNN_QUANTIZATION_ENCODING_BW_AXIS_SCALE_OFFSET", "bw_axis_scale_offset"},
+    {4, "QNN_QUANTIZATION_ENCODING_BLOCK", "block"},
+    {5, "QNN_QUANTIZATION_ENCODING_BLOCKWISE_EXPANSION", "blockwise_expansion"},
+    {6, "QNN_QUANTIZATION_ENCODING_VECTOR", "vector"},
+};
+inline constexpr std::int64_t qnn_encoding_undefined = 0x7FFFFFFF;
 
 inline constexpr int qnn_net_json_max_depth = 64;
 
@@ -103,8 +156,9 @@ public:
             if (text == "NDHWC" && description.dims.size() == 5)
                 description.axis_order = std::vector<int>{0, 2, 3, 4, 1};
         }
-        if (const json_value* quant = entry.find("quant_params"); quant != nullptr && description.fixed_point)
-            read_scale_offset(*quant, name, description);
+        if (const json_value* quant = entry.find("quant_params");
+            quant != nullptr && description.fixed_point && description.unsupported_type.empty())
+            read_quantization(*quant, name, description);
         return description;
     }
 
@@ -134,25 +188,146 @@ private:
         }
         if (!code.is_integer() && !code.is_string())
             fail(code, name, "\"data_type\" must be a Qnn_DataType_t code (an integer or its name)");
-        fail(code, name,
-             "unsupported \"data_type\" " + (code.is_string() ? code.as_string() : std::to_string(code.as_integer())) +
-                 " (numgap reads QNN's INT, UINT, FLOAT_16/32, SFIXED/UFIXED_POINT 8/16 and BOOL_8 types)");
+        description.unsupported_type =
+            "'" + file_ + "' gives tensor '" + name + "' the unsupported \"data_type\" " +
+            (code.is_string() ? code.as_string() : std::to_string(code.as_integer())) +
+            " (numgap reads QNN's INT, UINT, FLOAT_16/32, SFIXED/UFIXED_POINT 8/16 and BOOL_8 types)";
     }
 
-    void read_scale_offset(const json_value& quant, const std::string& name, qnn_tensor_description& description) const {
+    // The form "encoding" names, else the first known member present; null
+    // when there is none (no quantization).
+    const qnn_encoding* chosen_encoding(const json_value& quant, const std::string& name,
+                                        qnn_tensor_description& description) const {
+        if (const json_value* code = quant.find("encoding")) {
+            if (!code->is_integer() && !code->is_string())
+                fail(*code, name, "\"encoding\" must be a Qnn_QuantizationEncoding_t code (an integer or its name)");
+            if (code->is_integer() ? code->as_integer() == qnn_encoding_undefined
+                                   : code->as_string() == "QNN_QUANTIZATION_ENCODING_UNDEFINED")
+                return nullptr;
+            for (const qnn_encoding& known : qnn_encodings)
+                if (code->is_integer() ? code->as_integer() == known.code : code->as_string() == known.name)
+                    return quant.find(known.member) != nullptr ? &known : nullptr;
+            description.unsupported_encoding =
+                "its quantization \"encoding\" " + (code->is_string() ? code->as_string() : std::to_string(code->as_integer())) +
+                " is not one numgap knows";
+            return nullptr;
+        }
+        for (const qnn_encoding& known : qnn_encodings)
+            if (quant.find(known.member) != nullptr) return &known;
+        return nullptr;
+    }
+
+    void read_quantization(const json_value& quant, const std::string& name, qnn_tensor_description& description) const {
         if (!quant.is_object()) fail(quant, name, "\"quant_params\" must be an object");
-        const json_value* pair = quant.find("scale_offset");
-        if (pair == nullptr) return; // another encoding (per axis): no per-tensor parameters
-        if (!pair->is_object()) fail(*pair, name, "\"scale_offset\" must be an object");
-        const json_value* scale = pair->find("scale");
-        const json_value* offset = pair->find("offset");
-        if (scale == nullptr || !scale->is_number()) fail(*pair, name, "\"scale_offset\" needs a numeric \"scale\"");
+        const qnn_encoding* encoding = chosen_encoding(quant, name, description);
+        if (encoding == nullptr) return;
+        const json_value& form = *quant.find(encoding->member);
+        if (!form.is_object()) fail(form, name, "\"" + std::string(encoding->member) + "\" must be an object");
+        switch (encoding->code) {
+        case 0:
+        case 2: read_per_tensor(form, *encoding, name, description); return;
+        case 1: read_axis_scale_offset(form, name, description); return;
+        case 3: read_bw_axis_scale_offset(form, name, description); return;
+        default:
+            description.unsupported_encoding = "its quantization " + std::string(encoding->name) + " (\"" +
+                                               std::string(encoding->member) +
+                                               "\", scales per block) cannot be represented by numgap, which "
+                                               "dequantizes per tensor or per axis";
+        }
+    }
+
+    void read_per_tensor(const json_value& pair, const qnn_encoding& encoding, const std::string& name,
+                         qnn_tensor_description& description) const {
+        const std::string what = "\"" + std::string(encoding.member) + "\"";
+        const float scale = scale_of(pair.find("scale"), pair, name, what);
+        const std::int32_t zero_point = zero_point_of(pair.find("offset"), pair, name, what);
+        if (!(scale > 0.0f)) return; // not quantized (QNN writes 0)
+        description.scale = scale;
+        description.zero_point = zero_point;
+    }
+
+    void read_axis_scale_offset(const json_value& form, const std::string& name, qnn_tensor_description& description) const {
+        const json_value* pairs = form.find("scale_offsets");
+        if (pairs == nullptr) pairs = form.find("bw_scale_offset");
+        if (pairs == nullptr || !pairs->is_array())
+            fail(form, name, "\"axis_scale_offset\" needs a \"scale_offsets\" array");
+        const std::size_t channels = axis_channels(form, name, description, *pairs, "num_scale_offsets");
+        for (const json_value& pair : pairs->as_array()) {
+            if (!pair.is_object()) fail(pair, name, "\"scale_offsets\" entries must be objects");
+            description.axis_scales.push_back(scale_of(pair.find("scale"), pair, name, "a \"scale_offsets\" entry"));
+            description.axis_zero_points.push_back(zero_point_of(pair.find("offset"), pair, name, "a \"scale_offsets\" entry"));
+        }
+        check_axis_scales(*pairs, name, description, channels);
+    }
+
+    void read_bw_axis_scale_offset(const json_value& form, const std::string& name, qnn_tensor_description& description) const {
+        const json_value* scales = form.find("scales");
+        const json_value* offsets = form.find("offsets");
+        if (scales == nullptr || !scales->is_array())
+            fail(form, name, "\"bw_axis_scale_offset\" needs a \"scales\" array");
+        if (offsets != nullptr && (!offsets->is_array() || offsets->as_array().size() != scales->as_array().size()))
+            fail(*offsets, name, "\"bw_axis_scale_offset\" \"offsets\" must be an array as long as \"scales\"");
+        const std::size_t channels = axis_channels(form, name, description, *scales, "num_elements");
+        for (std::size_t i = 0; i < channels; ++i) {
+            description.axis_scales.push_back(scale_of(&scales->as_array()[i], *scales, name, "\"scales\""));
+            description.axis_zero_points.push_back(
+                offsets == nullptr ? 0 : zero_point_of(&offsets->as_array()[i], *offsets, name, "\"offsets\""));
+        }
+        check_axis_scales(*scales, name, description, channels);
+    }
+
+    // Reads "axis" (a stored dimension) and checks that `list` (and the count
+    // member, when given) has one entry per index of that dimension.
+    std::size_t axis_channels(const json_value& form, const std::string& name, qnn_tensor_description& description,
+                              const json_value& list, std::string_view count_member) const {
+        const json_value* axis = form.find("axis");
+        if (axis == nullptr || !axis->is_integer() || axis->as_integer() < 0 ||
+            axis->as_integer() >= std::int64_t(description.dims.size()))
+            fail(axis == nullptr ? form : *axis, name,
+                 "a per-axis encoding needs an integer \"axis\" naming one of the " +
+                     std::to_string(description.dims.size()) + " stored dimensions of \"dims\" " +
+                     numgap::detail::shape_text(description.dims));
+        description.quant_axis = int(axis->as_integer());
+        const std::int64_t channels = description.dims[std::size_t(description.quant_axis)];
+        if (std::int64_t(list.as_array().size()) != channels)
+            fail(list, name,
+                 "the per-axis encoding lists " + std::to_string(list.as_array().size()) + " scales but dimension " +
+                     std::to_string(description.quant_axis) + " of \"dims\" " +
+                     numgap::detail::shape_text(description.dims) + " has " + std::to_string(channels));
+        if (const json_value* count = form.find(count_member);
+            count != nullptr && (!count->is_integer() || count->as_integer() != channels))
+            fail(*count, name, "\"" + std::string(count_member) + "\" must be the number of scales, " + std::to_string(channels));
+        return std::size_t(channels);
+    }
+
+    // All zero is QNN's "not quantized"; otherwise every scale must be positive.
+    void check_axis_scales(const json_value& list, const std::string& name, qnn_tensor_description& description,
+                           std::size_t channels) const {
+        const auto zero = std::count(description.axis_scales.begin(), description.axis_scales.end(), 0.0f);
+        if (std::size_t(zero) == channels) {
+            description.quant_axis = -1;
+            description.axis_scales.clear();
+            description.axis_zero_points.clear();
+            return;
+        }
+        for (std::size_t i = 0; i < channels; ++i)
+            if (!(description.axis_scales[i] > 0.0f))
+                fail(list, name, "per-axis scale " + std::to_string(i) + " is not positive");
+    }
+
+    float scale_of(const json_value* scale, const json_value& at, const std::string& name, const std::string& what) const {
+        if (scale == nullptr || !scale->is_number() || !(scale->as_number() >= 0.0) || !(scale->as_number() < 3.0e38))
+            fail(scale == nullptr ? at : *scale, name, what + " needs a finite, non-negative numeric \"scale\"");
+        return float(scale->as_number());
+    }
+
+    std::int32_t zero_point_of(const json_value* offset, const json_value& at, const std::string& name,
+                               const std::string& what) const {
+        // -offset must fit int32 too: INT32_MIN is refused.
         if (offset == nullptr || !offset->is_integer() || offset->as_integer() < -(std::int64_t(1) << 31) + 1 ||
             offset->as_integer() > (std::int64_t(1) << 31) - 1)
-            fail(*pair, name, "\"scale_offset\" needs an integer \"offset\" within 32 bits");
-        if (!(scale->as_number() > 0.0) || !(scale->as_number() < 3.0e38)) return; // not quantized (QNN writes 0)
-        description.scale = float(scale->as_number());
-        description.zero_point = std::int32_t(-offset->as_integer());
+            fail(offset == nullptr ? at : *offset, name, what + " needs an integer \"offset\" within 32 bits");
+        return std::int32_t(-offset->as_integer());
     }
 
     std::string file_;

@@ -26,7 +26,13 @@
 //  2. the QNN converter's model JSON (read_policy::qnn_net_json, CLI
 //     --qnn-net-json; qnn_net_json.hpp), matched by the key, or by the key
 //     equal to the JSON name with every character outside [A-Za-z0-9_]
-//     replaced by '_'. A fixed-point tensor whose file holds exactly 4 bytes
+//     replaced by '_' (when two JSON names give one file name, that file is
+//     refused, naming both, unless an overlay describes it). Per-tensor and
+//     per-axis encodings become the view's quantization; a tensor whose
+//     data_type numgap does not read, or whose encoding it cannot represent
+//     (block/LPBQ) and whose file holds the integers, is refused when loaded
+//     with the reason (never inferred or compared undequantized). A
+//     fixed-point tensor whose file holds exactly 4 bytes
 //     per element is read as float32 without quantization (qnn-net-run
 //     writes dequantized float outputs unless told to write native ones), and
 //     the group's message says so;
@@ -67,6 +73,7 @@
 #include <numgap/io/loaded_tensor.hpp>
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/qnn_net_json.hpp>
+#include <numgap/io/qnn_result_folder.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/run_manifest.hpp>
 #include <numgap/io/run_source.hpp>
@@ -74,18 +81,6 @@
 namespace numgap::io {
 
 namespace detail {
-
-// N of a folder named "Result_<N>" (digits only, no sign), else nullopt.
-inline std::optional<unsigned long> qnn_result_index(std::string_view name) {
-    constexpr std::string_view prefix = "Result_";
-    if (!name.starts_with(prefix) || name.size() == prefix.size() || name.size() > prefix.size() + 9) return std::nullopt;
-    unsigned long index = 0;
-    for (const char c : name.substr(prefix.size())) {
-        if (c < '0' || c > '9') return std::nullopt;
-        index = index * 10 + unsigned(c - '0');
-    }
-    return index;
-}
 
 // The name with every character outside [A-Za-z0-9_] replaced by '_'.
 inline std::string qnn_file_name_of(std::string_view name) {
@@ -118,14 +113,16 @@ public:
                                   const read_policy& policy) {
         auto source = std::shared_ptr<qnn_raw_source>(new qnn_raw_source());
         opened_run_source opened;
-        source->folder_ = choose_folder(path, selector, opened.notes);
+        source->folder_ = choose_qnn_result_folder(path, selector, opened.notes);
         source->roots_ = detail::run_roots(source->folder_, policy);
         source->raw_dtype_ = policy.raw_dtype.value_or(dtype::float32);
         source->layout_ = policy.raw_tensor_layout;
         source->list(opened);
         if (!policy.qnn_net_json.empty()) source->describe(opened, policy.qnn_net_json);
         const auto undescribed = std::count_if(opened.manifest.tensors.begin(), opened.manifest.tensors.end(),
-                                               [](const tensor_spec& spec) { return !spec.type || !spec.shape; });
+                                               [&](const tensor_spec& spec) {
+                                                   return (!spec.type || !spec.shape) && source->unreadable_.count(spec.key) == 0;
+                                               });
         if (undescribed != 0)
             opened.notes.push_back(
                 "'" + source->folder_.string() + "': " + std::to_string(undescribed) + " of " +
@@ -138,6 +135,7 @@ public:
     }
 
     loaded_tensor load(const tensor_spec& spec) const override {
+        refuse_unreadable(spec);
         if (!spec.type || !spec.shape)
             throw error(error_kind::schema,
                         "raw file '" + spec.file + "' has no dtype or shape: describe it in an overlay graph.json or "
@@ -159,6 +157,15 @@ public:
                           std::string(name_of(*spec.type));
             detail::finish_loaded_tensor(as_float, *state, shown);
         } else {
+            // Integers whose scales numgap cannot hold would be compared as if
+            // they were real values: refuse them rather than show a wrong number.
+            if (const auto encoding = undequantizable_.find(spec.key);
+                encoding != undequantizable_.end() && !spec.quantized && is_integer(*spec.type))
+                throw error(error_kind::dtype,
+                            "raw file '" + shown + "' holds " + std::string(name_of(*spec.type)) + " integers, but " +
+                                encoding->second + "; give qnn-net-run's dequantized float32 output, or an overlay "
+                                "graph.json with per-tensor or per-axis parameters",
+                            error_location::at_item(shown, spec.key));
             state->view = detail::raw_tensor_view(bytes, spec, shown);
             detail::finish_loaded_tensor(spec, *state, shown);
         }
@@ -166,6 +173,7 @@ public:
     }
 
     loaded_tensor load_like(const tensor_spec& spec, const tensor_view& reference) const override {
+        refuse_unreadable(spec);
         if (spec.type && spec.shape) return load(spec);
         const auto logical = reference.logical_shape();
         const std::vector<std::int64_t> reference_shape(logical.begin(), logical.begin() + reference.rank());
@@ -228,47 +236,6 @@ private:
         return {};
     }
 
-    static std::filesystem::path choose_folder(const std::filesystem::path& path, const std::optional<std::string>& selector,
-                                               std::vector<std::string>& notes) {
-        std::map<unsigned long, std::string> results;
-        std::error_code failure;
-        for (std::filesystem::directory_iterator entry(path, failure), end; !failure && entry != end;
-             entry.increment(failure)) {
-            std::error_code type_failure;
-            const std::string name = entry->path().filename().string();
-            if (const auto index = detail::qnn_result_index(name); index && entry->is_directory(type_failure))
-                results.emplace(*index, name);
-        }
-        if (failure)
-            throw error(error_kind::io, "cannot list run '" + path.string() + "': " + failure.message(),
-                        error_location::in_file(path.string()));
-        if (results.empty()) {
-            if (selector)
-                throw error(error_kind::usage,
-                            "run '" + path.string() + "#" + *selector + "': '" + path.string() +
-                                "' has no Result_<N> folders to select from",
-                            error_location::in_file(path.string()));
-            return path;
-        }
-        if (selector) {
-            const std::string wanted = selector->starts_with("Result_") ? *selector : "Result_" + *selector;
-            const auto index = detail::qnn_result_index(wanted);
-            if (!index || results.count(*index) == 0 || results.at(*index) != wanted) {
-                std::string available;
-                for (const auto& [_, name] : results) available += (available.empty() ? "" : ", ") + name;
-                throw error(error_kind::usage,
-                            "run '" + path.string() + "' has no folder '" + wanted + "' (it has " + available + ")",
-                            error_location::in_file(path.string()));
-            }
-            return path / wanted;
-        }
-        const std::string& chosen = results.count(0) != 0 ? results.at(0) : results.begin()->second;
-        if (results.size() > 1 || chosen != "Result_0")
-            notes.push_back("'" + path.string() + "': read " + chosen + " of " + std::to_string(results.size()) +
-                            " Result_<N> folders (select another with '#N')");
-        return path / chosen;
-    }
-
     void list(opened_run_source& opened) {
         std::vector<tensor_spec> found;
         std::error_code failure;
@@ -297,26 +264,63 @@ private:
         std::map<std::string, qnn_tensor_description> described =
             read_qnn_net_json(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), net_json.string());
         text.check_intact();
-        std::map<std::string, const qnn_tensor_description*> by_file_name;
-        for (const auto& [name, description] : described) by_file_name.emplace(detail::qnn_file_name_of(name), &description);
+        std::map<std::string, std::vector<const std::string*>> names_by_file_name;
+        for (const auto& [name, description] : described) names_by_file_name[detail::qnn_file_name_of(name)].push_back(&name);
+        std::size_t ambiguous = 0;
         for (tensor_spec& spec : opened.manifest.tensors) {
             const auto exact = described.find(spec.key);
-            const auto renamed = by_file_name.find(spec.key);
-            const qnn_tensor_description* description =
-                exact != described.end() ? &exact->second : renamed != by_file_name.end() ? renamed->second : nullptr;
-            if (description == nullptr) continue;
-            spec.type = description->type;
-            spec.shape = description->dims;
-            spec.axis_order = description->axis_order;
-            if (description->scale) {
-                spec.quantized = true;
-                spec.scales = {*description->scale};
-                spec.zero_points = {description->zero_point};
-                spec.quant_axis = -1;
+            const auto renamed = names_by_file_name.find(spec.key);
+            if (exact == described.end() && renamed != names_by_file_name.end() && renamed->second.size() > 1) {
+                // Two names QNN writes to one file: which one was dumped is unknowable.
+                unreadable_[spec.key] = "'" + net_json.string() + "' describes both '" + *renamed->second[0] + "' and '" +
+                                        *renamed->second[1] + "', whose file names are both '" + spec.key +
+                                        ".raw': describe the file in an overlay graph.json";
+                ++ambiguous;
+                continue;
             }
-            if (description->fixed_point) dequantized_candidates_.insert(spec.key);
+            const qnn_tensor_description* description =
+                exact != described.end() ? &exact->second
+                : renamed != names_by_file_name.end() ? &described.at(*renamed->second.front())
+                                                      : nullptr;
+            if (description != nullptr) apply(*description, spec);
         }
         opened.notes.push_back("'" + folder_.string() + "': dtype, shape and quantization from '" + net_json.string() + "'");
+        if (ambiguous != 0)
+            opened.notes.push_back("'" + net_json.string() + "': " + std::to_string(ambiguous) +
+                                   " raw file names match two of its tensor names; those files are not read unless an "
+                                   "overlay describes them");
+    }
+
+    void apply(const qnn_tensor_description& description, tensor_spec& spec) {
+        spec.shape = description.dims;
+        if (!description.unsupported_type.empty()) {
+            unreadable_[spec.key] = description.unsupported_type + "; describe the file in an overlay graph.json";
+            return;
+        }
+        spec.type = description.type;
+        spec.axis_order = description.axis_order;
+        if (description.scale) {
+            spec.quantized = true;
+            spec.scales = {*description.scale};
+            spec.zero_points = {description.zero_point};
+            spec.quant_axis = -1;
+        } else if (description.quant_axis >= 0) {
+            spec.quantized = true;
+            spec.scales = description.axis_scales;
+            spec.zero_points = description.axis_zero_points;
+            spec.quant_axis = description.quant_axis;
+        }
+        if (!description.unsupported_encoding.empty()) undequantizable_[spec.key] = description.unsupported_encoding;
+        if (description.fixed_point) dequantized_candidates_.insert(spec.key);
+    }
+
+    // Throws why `spec` cannot be read when the model JSON said so and no
+    // overlay described it since.
+    void refuse_unreadable(const tensor_spec& spec) const {
+        if (spec.type && spec.shape) return;
+        if (const auto reason = unreadable_.find(spec.key); reason != unreadable_.end())
+            throw error(error_kind::dtype, "raw file '" + (folder_ / spec.file).string() + "': " + reason->second,
+                        error_location::at_item((folder_ / spec.file).string(), spec.key));
     }
 
     std::pair<std::unique_ptr<detail::loaded_tensor_state>, std::span<const std::byte>> map_file(const tensor_spec& spec) const {
@@ -333,6 +337,8 @@ private:
     dtype raw_dtype_ = dtype::float32;
     raw_layout layout_ = raw_layout::nhwc;
     std::set<std::string> dequantized_candidates_; // keys the model JSON gives a fixed-point type
+    std::map<std::string, std::string> unreadable_;      // key -> why the model JSON cannot describe it
+    std::map<std::string, std::string> undequantizable_; // key -> the quantization numgap cannot represent
 };
 
 } // namespace numgap::io

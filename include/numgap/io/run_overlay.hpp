@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include <numgap/core/error.hpp>
 #include <numgap/io/confined_open.hpp>
@@ -65,6 +66,18 @@ inline void apply_run_overlay(opened_run_source& opened, const run_manifest& ove
         found->quantized = entry.quantized;
     }
     opened.notes.push_back("'" + run + "': graph and tensor metadata from the overlay '" + overlay_name + "'");
+}
+
+// The graph.json that read_run_overlay picks up for the file run `run_file`
+// when no overlay is given: the one beside it, if it is a regular file, else
+// nullopt (also for a directory run, which has its own). Never throws. A
+// caller opening two runs uses it to see that both would take the same one.
+inline std::optional<std::filesystem::path> sibling_overlay_of(const std::filesystem::path& run_file) noexcept {
+    std::error_code failure;
+    if (!std::filesystem::is_regular_file(run_file, failure)) return std::nullopt;
+    std::filesystem::path beside = (run_file.has_parent_path() ? run_file.parent_path() : ".") / "graph.json";
+    if (!std::filesystem::is_regular_file(beside, failure)) return std::nullopt;
+    return beside;
 }
 
 // The overlay of the container run `run_file`: `given` when set (opened as

@@ -95,11 +95,14 @@ inline std::uint64_t size_of_open(const file_descriptor& file) {
     return ::fstat(file.get(), &status) == 0 ? std::uint64_t(status.st_size) : 0;
 }
 
-// A file the user named as the run is opened as given (not confined: it is the run).
-inline file_descriptor open_run_file(const std::filesystem::path& path) {
+// A file the user named (the run, or one given with it: a debug buffer, an
+// overlay, a model JSON) is opened as given, not confined. `what` names it in
+// the error ("cannot open debug buffer 'b.bin': ...").
+inline file_descriptor open_run_file(const std::filesystem::path& path, std::string_view what = "run") {
     file_descriptor file(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
     if (!file.valid())
-        throw error(error_kind::io, "cannot open run '" + path.string() + "': " + std::generic_category().message(errno),
+        throw error(error_kind::io,
+                    "cannot open " + std::string(what) + " '" + path.string() + "': " + std::generic_category().message(errno),
                     error_location::in_file(path.string()));
     return file;
 }

@@ -39,6 +39,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/core/shape.hpp>
 #include <numgap/core/tensor_view.hpp>
+#include <numgap/io/byte_signature.hpp>
 #include <numgap/io/little_endian.hpp>
 
 namespace numgap::io {
@@ -241,8 +242,7 @@ inline std::optional<dtype> dtype_from_descr(const std::string& descr, std::stri
 // True when the bytes start with the .npy magic "\x93NUMPY" (run directories
 // use it to tell .npy files from raw dumps).
 inline bool has_npy_magic(std::span<const std::byte> bytes) noexcept {
-    constexpr unsigned char magic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-    return bytes.size() >= sizeof magic && std::memcmp(bytes.data(), magic, sizeof magic) == 0;
+    return detail::has_bytes_at(bytes, 0, std::string_view("\x93NUMPY", 6));
 }
 
 // The width of the header-length field of .npy format `major_version` (0: unknown version).
