@@ -119,6 +119,8 @@ int run_shard(const compare_arguments& arguments, const numgap::basic_graph& ref
               << partial.rows.size() << " rows; partial report written to "
               << numgap::terminal_text(arguments.outputs.json) << "\n";
     return exit_pass;
+}
+
 struct run_overlays {
     std::optional<std::filesystem::path> reference, target;
 };
