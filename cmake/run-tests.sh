@@ -18,7 +18,9 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 bash cmake/install-deps.sh
 
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Release at -O2 without debug information: the same optimiser as
+# RelWithDebInfo, and a third less compile time (CI's budget is 30 minutes).
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG"
 cmake --build build -j "$jobs"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
