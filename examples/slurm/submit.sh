@@ -11,7 +11,8 @@ if (($# < 5)); then
     exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
-export NUMGAP=$(realpath "$1") NUMGAP_REF=$(realpath "$2") NUMGAP_TARGET=$(realpath "$3") NUMGAP_SHARDS=$4
+# -m: a run may carry a selector (out.json#RUNNER, qnn_out#1), which is no file of its own.
+export NUMGAP=$(realpath "$1") NUMGAP_REF=$(realpath -m "$2") NUMGAP_TARGET=$(realpath -m "$3") NUMGAP_SHARDS=$4
 mkdir -p "$5"
 export NUMGAP_OUT=$(realpath "$5")
 shift 5

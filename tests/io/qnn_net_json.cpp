@@ -96,6 +96,7 @@ TEST_CASE("qnn net.json: per-axis encodings, bitwidth forms, and what numgap can
         "lpbq": {"dims": [4, 8], "data_type": 1032, "quant_params": {"encoding": 5, "blockwise_expansion": {"axis": 0, "block_size": 4}}},
         "block_by_name": {"dims": [4], "data_type": 1032, "quant_params": {"block": {"block_size": 2}}},
         "future": {"dims": [4], "data_type": 1032, "quant_params": {"encoding": 9, "scale_offset": {"scale": 1.0, "offset": 0}}},
+        "lacking": {"dims": [4], "data_type": 1032, "quant_params": {"encoding": 1, "scale_offset": {"scale": 0.1, "offset": -128}}},
         "int4": {"dims": [8], "data_type": 772},
         "float64": {"dims": [1], "data_type": "QNN_DATATYPE_FLOAT_64"}}}})",
                                              "per_axis_net.json");
@@ -125,6 +126,10 @@ TEST_CASE("qnn net.json: per-axis encodings, bitwidth forms, and what numgap can
     CHECK(contains(described.at("block_by_name").unsupported_encoding, "QNN_QUANTIZATION_ENCODING_BLOCK ("));
     CHECK(contains(described.at("future").unsupported_encoding, "\"encoding\" 9 is not one numgap knows"));
     CHECK(!described.at("future").scale);
+    // An encoding whose member is absent is not read as "not quantized": the
+    // integers would then be compared raw against a float reference.
+    CHECK(contains(described.at("lacking").unsupported_encoding,
+                   "QNN_QUANTIZATION_ENCODING_AXIS_SCALE_OFFSET names \"axis_scale_offset\", which its quant_params lacks"));
     CHECK(contains(described.at("int4").unsupported_type, "tensor 'int4' the unsupported \"data_type\" 772"));
     CHECK(contains(described.at("float64").unsupported_type, "unsupported \"data_type\" QNN_DATATYPE_FLOAT_64"));
     CHECK(described.at("float64").dims == std::vector<std::int64_t>{1});

@@ -395,6 +395,19 @@ TEST_CASE("run_directory: packed int4 raw files and graph json block quantizatio
     CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "float32", "shape": [5], "block": {"size": 3, "scales": "w_scales"}})",
                               "w"),
                    "not an integer type"));
+    // Block scales stored as float8 (e8m0: MX's power-of-two scales) are decoded, not read as 0.
+    const std::array<numgap::float8_e8m0fnu, 4> e8m0_scales{{{126}, {127}, {128}, {130}}}; // 0.5, 1, 2, 8
+    numgap::io::write_npy(run / "e8m0_scales.npy", numgap::tensor_view(e8m0_scales.data(), numgap::dtype::float8_e8m0fnu, {2, 2}));
+    run.write("graph.json", "{\"tensors\": {" + raw_w + R"("block": {"size": 3, "scales": "e8m0_scales"}},
+        "e8m0_scales": {"dtype": "float8_e8m0fnu"}}})");
+    const loaded_tensor e8m0_scaled = run_directory::open(run.path()).load("w");
+    CHECK(std::vector<float>(e8m0_scaled.view().quant().scales.begin(), e8m0_scaled.view().quant().scales.end()) ==
+          std::vector<float>{0.5f, 1.0f, 2.0f, 8.0f});
+    // ml_dtypes saves int4 one element per byte ('|V1'): refused, not paired wrongly as packed.
+    const std::array<numgap::float8_e5m2, 4> one_per_byte{{{1}, {2}, {3}, {4}}};
+    numgap::io::write_npy(run / "one_per_byte.npy", numgap::tensor_view(one_per_byte.data(), numgap::dtype::float8_e5m2, {4}));
+    CHECK(contains(load_error(R"("one_per_byte": {"dtype": "int4"})", "one_per_byte"),
+                   "holds one element per byte, but graph.json declares the packed dtype int4"));
     // A block size far beyond any axis is one block per row, not an overflow.
     CHECK(contains(load_error(raw_w + R"("block": {"size": 9223372036854775807, "scales": "w_scales"}})", "w"),
                    "holds 4 values but blocks of 9223372036854775807 along axis -1 need 2"));

@@ -75,4 +75,17 @@ TEST_CASE("run overlay: given explicitly for a safetensors file; files, wrong dt
                    "bad_schema.json:1:"));
     CHECK(contains(error_of([&] { (void)run_directory::open(dir / "w", {}, overlay); }), "is a directory"));
 }
+
+TEST_CASE("run overlay: block quantization of a container's key is carried, with the scales taken from another key") {
+    numgap_test::temp_directory dir;
+    // int8 codes 1..4 in one block of 4, scale 0.5 from the key "w_s".
+    dir.write("m.safetensors",
+              numgap_test::safetensors_file({{"w", "I8", "[1, 4]", numgap_test::bytes_of<std::int8_t>({1, 2, 3, 4})},
+                                             {"w_s", "F32", "[1, 1]", numgap_test::bytes_of<float>({0.5f})}}));
+    const auto overlay = dir.write("meta.json", R"({"tensors": {"w": {"block": {"size": 4, "scales": "w_s"}}}})");
+    const auto w = run_directory::open(dir / "m.safetensors", {}, overlay).load("w");
+    REQUIRE(w.view().quant().per_block());
+    CHECK(w.view().quant().block_size == 4);
+    CHECK(std::vector<float>(w.view().quant().scales.begin(), w.view().quant().scales.end()) == std::vector<float>{0.5f});
+}
 }

@@ -24,12 +24,17 @@
 
 namespace numgap {
 
+namespace detail {
+// Estimates saturate here: partial reports store them as JSON integers (int64).
+inline constexpr auto most_bytes = std::uint64_t(std::numeric_limits<std::int64_t>::max());
+} // namespace detail
+
 inline std::uint64_t estimate_tensor_bytes(const io::run_directory& run, std::string_view key) {
     const std::optional<std::vector<std::int64_t>> shape = run.stored_shape(key);
     if (!shape) return 0;
     const io::tensor_spec* spec = run.manifest().find_tensor(key);
     const dtype type = spec && spec->type ? *spec->type : dtype::float32;
-    constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+    constexpr std::uint64_t most = detail::most_bytes;
     std::uint64_t count = 1;
     for (std::int64_t dimension : *shape) {
         if (dimension <= 0) return 0;
@@ -49,8 +54,8 @@ inline std::vector<std::uint64_t> estimate_group_bytes(const match_result& match
             group.reference_tensor.empty() ? 0 : estimate_tensor_bytes(reference, group.reference_tensor);
         const std::uint64_t target_bytes =
             group.target_tensor.empty() ? 0 : estimate_tensor_bytes(target, group.target_tensor);
-        bytes.push_back(reference_bytes > std::numeric_limits<std::uint64_t>::max() - target_bytes
-                            ? std::numeric_limits<std::uint64_t>::max()
+        bytes.push_back(reference_bytes > detail::most_bytes - target_bytes
+                            ? detail::most_bytes
                             : reference_bytes + target_bytes);
     }
     return bytes;

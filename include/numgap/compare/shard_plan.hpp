@@ -49,6 +49,8 @@ struct shard_plan {
 
 namespace detail {
 inline constexpr std::size_t no_unit = std::numeric_limits<std::size_t>::max();
+// Byte totals saturate here: partial reports store them as JSON integers (int64).
+inline constexpr auto most_shard_bytes = std::uint64_t(std::numeric_limits<std::int64_t>::max());
 
 // Union-find over groups, with path halving; the smaller index becomes the
 // root so a unit's root is its smallest group index.
@@ -117,8 +119,8 @@ inline shard_plan plan_shards(const match_result& matches, std::size_t reference
     for (std::size_t g = 0; g < groups; ++g) {
         std::uint64_t& total = unit_bytes[detail::unit_root(parent, g)];
         // Saturating: a hostile manifest's shapes must not wrap the balance around.
-        total = group_bytes[g] > std::numeric_limits<std::uint64_t>::max() - total
-                    ? std::numeric_limits<std::uint64_t>::max()
+        total = group_bytes[g] > detail::most_shard_bytes - total
+                    ? detail::most_shard_bytes
                     : total + group_bytes[g];
     }
     std::vector<std::size_t> units;
@@ -138,8 +140,8 @@ inline shard_plan plan_shards(const match_result& matches, std::size_t reference
             std::size_t(std::min_element(plan.shard_bytes.begin(), plan.shard_bytes.end()) - plan.shard_bytes.begin());
         unit_shard[unit] = lightest;
         std::uint64_t& total = plan.shard_bytes[lightest];
-        total = unit_bytes[unit] > std::numeric_limits<std::uint64_t>::max() - total
-                    ? std::numeric_limits<std::uint64_t>::max()
+        total = unit_bytes[unit] > detail::most_shard_bytes - total
+                    ? detail::most_shard_bytes
                     : total + unit_bytes[unit];
     }
     plan.group_shard.resize(groups);

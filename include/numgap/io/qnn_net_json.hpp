@@ -205,8 +205,15 @@ private:
                                    : code->as_string() == "QNN_QUANTIZATION_ENCODING_UNDEFINED")
                 return nullptr;
             for (const qnn_encoding& known : qnn_encodings)
-                if (code->is_integer() ? code->as_integer() == known.code : code->as_string() == known.name)
-                    return quant.find(known.member) != nullptr ? &known : nullptr;
+                if (code->is_integer() ? code->as_integer() == known.code : code->as_string() == known.name) {
+                    if (quant.find(known.member) != nullptr) return &known;
+                    // Integers that should be dequantized but cannot be must
+                    // not be compared raw: the raw source refuses the tensor.
+                    description.unsupported_encoding = "its quantization \"encoding\" " + std::string(known.name) +
+                                                       " names \"" + std::string(known.member) +
+                                                       "\", which its quant_params lacks";
+                    return nullptr;
+                }
             description.unsupported_encoding =
                 "its quantization \"encoding\" " + (code->is_string() ? code->as_string() : std::to_string(code->as_integer())) +
                 " is not one numgap knows";

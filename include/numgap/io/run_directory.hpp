@@ -39,6 +39,7 @@
 
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/core/quantization.hpp>
 #include <numgap/io/loaded_tensor.hpp>
@@ -193,7 +194,16 @@ private:
             case dtype::int16: converted[i] = T(static_cast<const std::int16_t*>(data)[i]); break;
             case dtype::uint16: converted[i] = T(static_cast<const std::uint16_t*>(data)[i]); break;
             case dtype::int32: converted[i] = T(static_cast<const std::int32_t*>(data)[i]); break;
-            default: break; // excluded above
+            case dtype::float8_e4m3fn: converted[i] = T(to_float(static_cast<const float8_e4m3fn*>(data)[i])); break;
+            case dtype::float8_e5m2: converted[i] = T(to_float(static_cast<const float8_e5m2*>(data)[i])); break;
+            case dtype::float8_e8m0fnu: converted[i] = T(to_float(static_cast<const float8_e8m0fnu*>(data)[i])); break;
+            case dtype::boolean:
+            case dtype::int4:
+            case dtype::uint4:
+                throw error(error_kind::dtype,
+                            label + " stores " + std::string(name_of(values.type())) + ", which block " +
+                                std::string(what) + " cannot be",
+                            location);
             }
         }
         parameters.check_intact();

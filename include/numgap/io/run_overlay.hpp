@@ -64,6 +64,7 @@ inline void apply_run_overlay(opened_run_source& opened, const run_manifest& ove
         found->zero_points = entry.zero_points;
         found->quant_axis = entry.quant_axis;
         found->quantized = entry.quantized;
+        found->block = entry.block;
     }
     opened.notes.push_back("'" + run + "': graph and tensor metadata from the overlay '" + overlay_name + "'");
 }

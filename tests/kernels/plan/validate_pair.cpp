@@ -109,6 +109,10 @@ TEST_CASE("block quantization: counts, axis, zero-point range and layout are che
     std::vector<float> with_zero_scale = eight;
     with_zero_scale[5] = 0.0f;
     expect_error(r, blocked(-1, 4, with_zero_scale), "'w_int4'", "block scale[5]");
+    expect_error(r, blocked(-1, -4, eight), "'w_int4'", "block size -4");
+    numgap::tensor_view stray(codes.data(), numgap::dtype::int4, {4, 6});
+    stray.with_quantization(numgap::quantization{1.0f, 0, {}, three_zero_points, -1});
+    expect_error(r, named(stray, "w_int4"), "3 zero points without scales", "need scales");
     auto permuted = blocked(-1, 4, eight);
     permuted.with_axis_order({1, 0});
     expect_error(named(numgap::tensor_view(data.data(), {6, 4}), "w"), permuted, "'w_int4'", "with an axis_order");

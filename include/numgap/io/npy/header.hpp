@@ -317,6 +317,16 @@ inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::uint64
                            std::string(name_of(*stored)) + " (descr '" + header.descr + "')",
                        error_location::at_item(std::string(source), "descr"));
         header.type = *stored;
+    } else if (declared && is_packed(*declared)) {
+        // ml_dtypes saves int4 / uint4 one element per byte ('|V1'), not packed
+        // two per byte as numgap's int4 is: reading it as packed would pair
+        // the wrong bytes, so it is refused with the way out.
+        throw fail(error_kind::dtype,
+                   "descr '" + header.descr + "' holds one element per byte, but graph.json declares the packed dtype " +
+                       std::string(name_of(*declared)) +
+                       " (two per byte); store the codes as int8 / uint8 (e.g. NumPy's astype(np.int8)) or write "
+                       "the packed bytes as a raw file",
+                   error_location::at_item(std::string(source), "descr"));
     } else if (declared && size_of(*declared) == detail::opaque_descr_size(header.descr)) {
         header.type = *declared;
     } else {

@@ -132,6 +132,13 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
                             "; a scale must be finite and non-zero",
                         where());
     };
+    if (q.block_size < 0 || (!q.per_block() && !q.per_channel() && !q.zero_points.empty()))
+        throw error(error_kind::schema,
+                    who_text() + " has block size " + std::to_string(q.block_size) + " and " +
+                        std::to_string(q.zero_points.size()) +
+                        " zero points without scales; blocks need a positive size and per-channel parameters need "
+                        "scales",
+                    where());
     if (q.per_block()) {
         detail::validate_blocks(view, who_text, where);
         for (std::size_t b = 0; b < q.scales.size(); ++b)
