@@ -166,4 +166,19 @@ inline void write_file_atomically(const std::filesystem::path& path, std::string
     file.commit();
 }
 
+// Writes the text `produce(chunk, flush)` appends to `chunk` to `path`
+// through an atomic_text_file, handing over each chunk produce flushes, so
+// memory holds one chunk rather than the whole text (the report writers).
+template <class Produce>
+void write_text_in_chunks(const std::filesystem::path& path, std::string_view what, Produce&& produce) {
+    atomic_text_file file(path, what);
+    std::string chunk;
+    std::forward<Produce>(produce)(chunk, [&](std::string& text) {
+        file.write(text);
+        text.clear();
+    });
+    file.write(chunk);
+    file.commit();
+}
+
 } // namespace numgap::io

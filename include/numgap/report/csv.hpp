@@ -161,14 +161,8 @@ inline std::string to_csv(const comparison_report& report) {
 // Streams the rows to the file in chunks of about 1 MiB: memory does not
 // grow with the report (a million rows are ~300 MB of text).
 inline void write_csv(const comparison_report& report, const std::filesystem::path& path) {
-    io::atomic_text_file file(path, "CSV report");
-    std::string chunk;
-    detail::write_csv_text(report, chunk, [&](std::string& text) {
-        file.write(text);
-        text.clear();
-    });
-    file.write(chunk);
-    file.commit();
+    io::write_text_in_chunks(path, "CSV report",
+                             [&](std::string& chunk, auto&& flush) { detail::write_csv_text(report, chunk, flush); });
 }
 
 } // namespace numgap

@@ -160,14 +160,8 @@ inline std::string to_json(const comparison_report& report) {
 // Streams the groups to the file in chunks of about 1 MiB: memory does not
 // grow with the report.
 inline void write_json(const comparison_report& report, const std::filesystem::path& path) {
-    io::atomic_text_file file(path, "JSON report");
-    std::string chunk;
-    detail::write_json_text(report, chunk, [&](std::string& text) {
-        file.write(text);
-        text.clear();
-    });
-    file.write(chunk);
-    file.commit();
+    io::write_text_in_chunks(path, "JSON report",
+                             [&](std::string& chunk, auto&& flush) { detail::write_json_text(report, chunk, flush); });
 }
 
 } // namespace numgap
