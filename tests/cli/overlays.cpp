@@ -36,7 +36,7 @@ template <class T> void write_safetensors(const fs::path& path, const std::strin
 // {128, 130, 126, 132}, which is the same with scale 0.5 and zero point 128
 // (target_overlay.json). Only the target may take that overlay: the reference
 // stores float32, which cannot be quantized.
-void write_runs(const fs::path& dir) {
+void write_overlay_runs(const fs::path& dir) {
     write_safetensors(dir / "ref.safetensors", "F32", std::vector<float>{0.0f, 1.0f, -1.0f, 2.0f});
     write_safetensors(dir / "target.safetensors", "U8", std::vector<std::uint8_t>{128, 130, 126, 132});
     std::ofstream(dir / "target_overlay.json") << R"({"nodes": [{"name": "q"}], "tensors": {"q": {"scale": 0.5, "zero_point": 128}}})";
@@ -49,7 +49,7 @@ TEST_SUITE("cli") {
 TEST_CASE("cli: --reference-overlay and --target-overlay give each run its own overlay; --overlay describes both") {
     REQUIRE_CLI();
     const fs::path dir = scratch("overlays");
-    write_runs(dir);
+    write_overlay_runs(dir);
     const std::string reference = (dir / "ref.safetensors").string(), target = (dir / "target.safetensors").string();
     const std::string target_overlay = (dir / "target_overlay.json").string();
 
@@ -89,7 +89,7 @@ TEST_CASE("cli: --reference-overlay and --target-overlay give each run its own o
 TEST_CASE("cli: a graph.json beside both run files, or a directory's own beside a target file, is warned about") {
     REQUIRE_CLI();
     const fs::path dir = scratch("overlay_beside");
-    write_runs(dir);
+    write_overlay_runs(dir);
     std::ofstream(dir / "graph.json") << R"({"nodes": [{"name": "q"}], "tensors": {"q": {"scale": 0.5, "zero_point": 128}}})";
     const std::string reference = (dir / "ref.safetensors").string(), target = (dir / "target.safetensors").string();
     const cli_result shared = run_cli({"compare", reference, target}, dir);

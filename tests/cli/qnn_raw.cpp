@@ -31,7 +31,7 @@ std::vector<float> channels_last(const std::vector<float>& nchw) {
 
 // reference/{a,b}.npy (1, 3, 2, 1) with a graph a -> b; qnn/Result_0 negates
 // b, qnn/Result_1 holds both as the reference; both stored channels-last.
-void write_runs(const fs::path& dir) {
+void write_qnn_runs(const fs::path& dir) {
     const std::vector<float> a = {1.0f, -2.0f, 3.0f, 0.5f, 4.0f, -1.0f}, b = {2.0f, 1.0f, -3.0f, 7.0f, 0.25f, 5.0f};
     std::vector<float> negated = b;
     for (float& value : negated) value = -value;
@@ -55,7 +55,7 @@ TEST_SUITE("cli") {
 TEST_CASE("cli: a QNN raw output folder as target, shaped like the reference or by --qnn-net-json; #N picks Result_N") {
     REQUIRE_CLI();
     const fs::path dir = scratch("qnn_raw");
-    write_runs(dir);
+    write_qnn_runs(dir);
     const std::string reference = (dir / "reference").string(), qnn = (dir / "qnn").string();
 
     const cli_result same = run_cli({"compare", reference, qnn + "#1"}, dir);

@@ -26,7 +26,7 @@ constexpr int node_count = 40;
 // The target diverges at 7 (origin), 8 (propagated), 21 and 33 (origins);
 // 12 is not dumped by the target; 17 has a hostile name; "ref_only" and
 // "target_only" match nothing.
-void write_runs(const fs::path& dir) {
+void write_shard_runs(const fs::path& dir) {
     for (const char* side : {"reference", "target"}) {
         const bool target = std::string(side) == "target";
         std::string graph = "{\"nodes\": [";
@@ -87,7 +87,7 @@ TEST_SUITE("cli") {
 TEST_CASE("cli: merge of --shard partials equals the unsharded report for N = 1, 2, 7 (JSON, CSV, stdout, exit)") {
     REQUIRE_CLI();
     const fs::path dir = scratch("shard_merge");
-    write_runs(dir);
+    write_shard_runs(dir);
     const cli_result whole = run_cli(with(with({"compare"}, runs(dir)), {"--json", (dir / "whole.json").string(),
                                                                          "--csv", (dir / "whole.csv").string()}),
                                      dir);
@@ -116,7 +116,7 @@ TEST_CASE("cli: merge of --shard partials equals the unsharded report for N = 1,
 TEST_CASE("cli: merge refuses truncated, foreign, repeated and missing partials; --shard checks its value") {
     REQUIRE_CLI();
     const fs::path dir = scratch("shard_merge_hostile");
-    write_runs(dir);
+    write_shard_runs(dir);
     const std::vector<std::string> partials = shard_all(dir, 2);
     auto refused = [&](const std::vector<std::string>& args, const std::string& expected) {
         const cli_result result = run_cli(args, dir);

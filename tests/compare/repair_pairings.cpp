@@ -62,8 +62,8 @@ struct views {
     }
 };
 
-views reference_values() { return {{{"rx", value_x}, {"r1", value_a}, {"r2", value_b}, {"rjoin", value_join}}}; }
-views target_values() { return {{{"tx", value_x}, {"t1", value_a}, {"t2", value_b}, {"tjoin", value_join}}}; }
+views repair_reference_values() { return {{{"rx", value_x}, {"r1", value_a}, {"r2", value_b}, {"rjoin", value_join}}}; }
+views repair_target_values() { return {{{"tx", value_x}, {"t1", value_a}, {"t2", value_b}, {"tjoin", value_join}}}; }
 
 // The matcher's guess: r1 -> t2 and r2 -> t1, each ambiguous with the other.
 numgap::match_result swapped_guess(const numgap::basic_graph& reference, const numgap::basic_graph& target) {
@@ -96,8 +96,8 @@ numgap::comparison_report compare(const numgap::basic_graph& reference, const nu
 TEST_SUITE("compare") {
 TEST_CASE("repair_pairings: a swapped ambiguous pair is repaired by values; both rows say so") {
     const auto reference = siblings("r"), target = siblings("t");
-    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(),
-                                target_values(), numgap::repair_mode::on);
+    const auto report = compare(reference, target, swapped_guess(reference, target), repair_reference_values(),
+                                repair_target_values(), numgap::repair_mode::on);
     const auto& first = row_of(report, "r1");
     CHECK(first.status == numgap::group_status::pass);
     CHECK(first.target_nodes == std::vector<std::string>{"t1"});
@@ -116,8 +116,8 @@ TEST_CASE("repair_pairings: a swapped ambiguous pair is repaired by values; both
 
 TEST_CASE("repair_pairings: warn keeps the matcher's pairing, marks it repair_possible, and names no origin") {
     const auto reference = siblings("r"), target = siblings("t");
-    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(),
-                                target_values(), numgap::repair_mode::warn);
+    const auto report = compare(reference, target, swapped_guess(reference, target), repair_reference_values(),
+                                repair_target_values(), numgap::repair_mode::warn);
     const auto& first = row_of(report, "r1");
     CHECK(first.status == numgap::group_status::fail);
     CHECK(first.target_nodes == std::vector<std::string>{"t2"});
@@ -134,8 +134,8 @@ TEST_CASE("repair_pairings: warn keeps the matcher's pairing, marks it repair_po
 
 TEST_CASE("repair_pairings: off tries nothing; the failing ambiguous pairs stay suspect") {
     const auto reference = siblings("r"), target = siblings("t");
-    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(),
-                                target_values(), numgap::repair_mode::off);
+    const auto report = compare(reference, target, swapped_guess(reference, target), repair_reference_values(),
+                                repair_target_values(), numgap::repair_mode::off);
     CHECK(row_of(report, "r1").repair == numgap::repair_state::none);
     CHECK(row_of(report, "r1").status == numgap::group_status::fail);
     CHECK(row_of(report, "r1").suspect);
@@ -149,10 +149,10 @@ TEST_CASE("repair_pairings: a genuinely broken sibling with a healthy twin stays
     matches.groups.push_back(pair(reference, target, "r1", "t1", "structure", {"t2"}));
     matches.groups.push_back(pair(reference, target, "r2", "t2", "structure", {"t1"}));
     matches.groups.push_back(pair(reference, target, "rjoin", "tjoin", "name"));
-    views broken = target_values();
+    views broken = repair_target_values();
     broken.values["t1"] = {4, -1, 0, 2}; // neither value_a nor value_b
     broken.values["tjoin"] = {-5, 6, -7, 8};
-    const auto report = compare(reference, target, matches, reference_values(), broken, numgap::repair_mode::on);
+    const auto report = compare(reference, target, matches, repair_reference_values(), broken, numgap::repair_mode::on);
     const auto& first = row_of(report, "r1");
     CHECK(first.status == numgap::group_status::fail);
     CHECK(first.target_nodes == std::vector<std::string>{"t1"});
@@ -170,9 +170,9 @@ TEST_CASE("repair_pairings: a broken sibling first paired wrongly, repaired and 
     // against t2 passes), r1 fails against t1 and against t2: the values
     // settled the pairing, so r1 is the origin and nothing else is blamed.
     const auto reference = siblings("r"), target = siblings("t");
-    views broken = target_values();
+    views broken = repair_target_values();
     broken.values["t1"] = {4, -1, 0, 2}; // neither value_a nor value_b
-    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(), broken,
+    const auto report = compare(reference, target, swapped_guess(reference, target), repair_reference_values(), broken,
                                 numgap::repair_mode::on);
     const auto& first = row_of(report, "r1");
     CHECK(first.status == numgap::group_status::fail);
@@ -201,9 +201,9 @@ TEST_CASE("repair_pairings: a swap partner that fails against both candidates is
     // r2 failed against t1 before and fails against t2 after: both of its
     // candidates were compared, so its failure is settled, not suspect.
     const auto reference = siblings("r"), target = siblings("t");
-    views broken = target_values();
+    views broken = repair_target_values();
     broken.values["t2"] = {4, -1, 0, 2};
-    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(), broken,
+    const auto report = compare(reference, target, swapped_guess(reference, target), repair_reference_values(), broken,
                                 numgap::repair_mode::on);
     const auto& first = row_of(report, "r1");
     CHECK(first.status == numgap::group_status::pass);
@@ -221,9 +221,9 @@ TEST_CASE("repair_pairings: a swap partner that fails against both candidates is
 
 TEST_CASE("repair_pairings: warn says what the values showed, never that a failing candidate passes") {
     const auto reference = siblings("r"), target = siblings("t");
-    views broken = target_values();
+    views broken = repair_target_values();
     broken.values["t1"] = {4, -1, 0, 2};
-    const auto report = compare(reference, target, swapped_guess(reference, target), reference_values(), broken,
+    const auto report = compare(reference, target, swapped_guess(reference, target), repair_reference_values(), broken,
                                 numgap::repair_mode::warn);
     const auto& first = row_of(report, "r1");
     CHECK(first.repair == numgap::repair_state::repair_possible);
@@ -241,9 +241,9 @@ TEST_CASE("repair_pairings: a broken sibling whose reference equals its twin's i
     matches.groups.push_back(pair(reference, target, "rx", "tx", "name"));
     matches.groups.push_back(pair(reference, target, "r1", "t1", "structure", {"t2"}));
     matches.groups.push_back(pair(reference, target, "r2", "t2", "structure", {"t1"}));
-    views reference_data = reference_values();
+    views reference_data = repair_reference_values();
     reference_data.values["r2"] = value_a;
-    views target_data = target_values();
+    views target_data = repair_target_values();
     target_data.values["t2"] = value_a;
     target_data.values["t1"] = {4, -1, 0, 2};
     const auto report = compare(reference, target, matches, reference_data, target_data, numgap::repair_mode::on);
@@ -260,9 +260,9 @@ TEST_CASE("repair_pairings: a structural pair whose shapes differ becomes unmatc
     matches.groups.push_back(pair(reference, target, "rx", "tx", "name"));
     matches.groups.push_back(pair(reference, target, "r1", "t1", "structure"));
     matches.groups.push_back(pair(reference, target, "r2", "t2", "structure"));
-    views target_data = target_values();
+    views target_data = repair_target_values();
     target_data.values["t1"] = {1, 2, 3};
-    const auto report = compare(reference, target, matches, reference_values(), target_data, numgap::repair_mode::on);
+    const auto report = compare(reference, target, matches, repair_reference_values(), target_data, numgap::repair_mode::on);
     CHECK(report.summary.errors == 0);
     CHECK(report.summary.unmatched_reference == 1);
     CHECK(report.summary.unmatched_target == 1);
@@ -289,10 +289,10 @@ TEST_CASE("repair_pairings: a structural shape mismatch takes an unmatched alter
     matches.unmatched_target.push_back(target.find("t2").value());
     matches.unmatched_target.push_back(target.find("t3").value());
     matches.unmatched_reference.push_back(reference.find("r2").value());
-    views target_data = target_values();
+    views target_data = repair_target_values();
     target_data.values["t1"] = {1, 2, 3};
     target_data.values["t3"] = value_a;
-    const auto report = compare(reference, target, matches, reference_values(), target_data, numgap::repair_mode::on);
+    const auto report = compare(reference, target, matches, repair_reference_values(), target_data, numgap::repair_mode::on);
     CHECK(report.summary.errors == 0);
     const auto& first = row_of(report, "r1");
     CHECK(first.status == numgap::group_status::pass);
@@ -309,9 +309,9 @@ TEST_CASE("repair_pairings: an exact strategy's shape mismatch stays an error ro
     const auto reference = siblings("r"), target = siblings("t");
     numgap::match_result matches;
     matches.groups.push_back(pair(reference, target, "r1", "t1", "name"));
-    views target_data = target_values();
+    views target_data = repair_target_values();
     target_data.values["t1"] = {1, 2, 3};
-    const auto report = compare(reference, target, matches, reference_values(), target_data, numgap::repair_mode::on);
+    const auto report = compare(reference, target, matches, repair_reference_values(), target_data, numgap::repair_mode::on);
     CHECK(row_of(report, "r1").status == numgap::group_status::error);
     CHECK(report.summary.errors == 1);
 }
@@ -322,8 +322,8 @@ TEST_CASE("repair_pairings: no extra load when every pair passes; a bounded numb
     numgap::match_result matches;
     matches.groups.push_back(pair(reference, target, "r1", "t1", "structure", {"t2"}));
     matches.groups.push_back(pair(reference, target, "r2", "t2", "structure", {"t1"}));
-    const views reference_data = reference_values();
-    views target_data = target_values();
+    const views reference_data = repair_reference_values();
+    views target_data = repair_target_values();
     numgap::compare_options options;
     options.threads = 1;
     {

@@ -37,7 +37,7 @@ opened open_fixture(const std::string& name, std::optional<dtype> declared = std
 }
 
 template <class T>
-T element(const numgap::tensor_view& view, std::int64_t flat_offset_in_elements) {
+T npy_element(const numgap::tensor_view& view, std::int64_t flat_offset_in_elements) {
     T value;
     std::memcpy(&value, static_cast<const std::byte*>(view.data()) + flat_offset_in_elements * std::int64_t(sizeof(T)),
                 sizeof(T));
@@ -61,7 +61,7 @@ std::vector<std::byte> npy_image(const std::string& dict, std::size_t data_bytes
     return numgap_test::to_bytes(text);
 }
 
-std::string parse_error(const std::string& dict, std::size_t data_bytes = 0) {
+std::string npy_parse_error(const std::string& dict, std::size_t data_bytes = 0) {
     const std::vector<std::byte> image = npy_image(dict, data_bytes);
     return error_of([&] { (void)parse_npy_header(image, "probe.npy"); });
 }
@@ -77,50 +77,50 @@ TEST_CASE("npy: reads every supported dtype with numpy values") {
         CHECK(f.view.shape(0) == 3);
         CHECK(f.view.shape(1) == 4);
         CHECK(f.view.stride(0) == 4);
-        for (int i = 0; i < 12; ++i) CHECK(element<float>(f.view, i) == float(i) * 0.5f - 2.0f);
+        for (int i = 0; i < 12; ++i) CHECK(npy_element<float>(f.view, i) == float(i) * 0.5f - 2.0f);
         CHECK(f.header.data_offset % 64 == 0);
     }
     SUBCASE("float64") {
         const opened f = open_fixture("f8.npy");
         CHECK(f.view.type() == dtype::float64);
-        for (int i = 0; i < 6; ++i) CHECK(element<double>(f.view, i) == double(i) * 0.25 - 0.5);
+        for (int i = 0; i < 6; ++i) CHECK(npy_element<double>(f.view, i) == double(i) * 0.25 - 0.5);
     }
     SUBCASE("float16 bits decode to i*0.5-1") {
         const opened f = open_fixture("f2.npy");
         CHECK(f.view.type() == dtype::float16);
         for (int i = 0; i < 8; ++i)
-            CHECK(numgap::to_float(element<numgap::float16>(f.view, i)) == float(i) * 0.5f - 1.0f);
+            CHECK(numgap::to_float(npy_element<numgap::float16>(f.view, i)) == float(i) * 0.5f - 1.0f);
     }
     SUBCASE("int8, uint8, int16, uint16, int32 extremes") {
         const opened i1 = open_fixture("i1.npy");
         CHECK(i1.view.type() == dtype::int8);
-        for (int i = 0; i < 8; ++i) CHECK(element<std::int8_t>(i1.view, i) == i - 4);
+        for (int i = 0; i < 8; ++i) CHECK(npy_element<std::int8_t>(i1.view, i) == i - 4);
         const opened u1 = open_fixture("u1.npy");
         CHECK(u1.view.type() == dtype::uint8);
-        for (int i = 0; i < 6; ++i) CHECK(element<std::uint8_t>(u1.view, i) == 250 + i);
+        for (int i = 0; i < 6; ++i) CHECK(npy_element<std::uint8_t>(u1.view, i) == 250 + i);
         const opened i2 = open_fixture("i2.npy");
         CHECK(i2.view.type() == dtype::int16);
-        CHECK(element<std::int16_t>(i2.view, 0) == -32768);
-        CHECK(element<std::int16_t>(i2.view, 3) == 32767);
+        CHECK(npy_element<std::int16_t>(i2.view, 0) == -32768);
+        CHECK(npy_element<std::int16_t>(i2.view, 3) == 32767);
         const opened u2 = open_fixture("u2.npy");
         CHECK(u2.view.type() == dtype::uint16);
-        CHECK(element<std::uint16_t>(u2.view, 2) == 65535);
+        CHECK(npy_element<std::uint16_t>(u2.view, 2) == 65535);
         const opened i4 = open_fixture("i4.npy");
         CHECK(i4.view.type() == dtype::int32);
-        CHECK(element<std::int32_t>(i4.view, 0) == INT32_MIN);
-        CHECK(element<std::int32_t>(i4.view, 3) == INT32_MAX);
+        CHECK(npy_element<std::int32_t>(i4.view, 0) == INT32_MIN);
+        CHECK(npy_element<std::int32_t>(i4.view, 3) == INT32_MAX);
     }
     SUBCASE("bool") {
         const opened f = open_fixture("b1.npy");
         CHECK(f.view.type() == dtype::boolean);
-        CHECK(element<std::uint8_t>(f.view, 0) == 1);
-        CHECK(element<std::uint8_t>(f.view, 1) == 0);
-        CHECK(element<std::uint8_t>(f.view, 2) == 1);
+        CHECK(npy_element<std::uint8_t>(f.view, 0) == 1);
+        CHECK(npy_element<std::uint8_t>(f.view, 1) == 0);
+        CHECK(npy_element<std::uint8_t>(f.view, 2) == 1);
     }
     SUBCASE("'=' (native order) descr reads as little-endian") {
         const opened f = open_fixture("native_order.npy");
         CHECK(f.view.type() == dtype::float32);
-        CHECK(element<float>(f.view, 1) == -2.5f);
+        CHECK(npy_element<float>(f.view, 1) == -2.5f);
     }
 }
 
@@ -135,7 +135,7 @@ TEST_CASE("npy: fortran order becomes reversed strides without copy") {
     for (int i = 0; i < 2; ++i)
         for (int j = 0; j < 3; ++j)
             for (int k = 0; k < 4; ++k)
-                CHECK(element<float>(f.view, i * f.view.stride(0) + j * f.view.stride(1) + k * f.view.stride(2)) ==
+                CHECK(npy_element<float>(f.view, i * f.view.stride(0) + j * f.view.stride(1) + k * f.view.stride(2)) ==
                       float(i * 12 + j * 4 + k));
 }
 
@@ -143,7 +143,7 @@ TEST_CASE("npy: zero dimensional and empty arrays") {
     const opened scalar = open_fixture("scalar.npy");
     CHECK(scalar.view.rank() == 0);
     CHECK(scalar.view.size() == 1);
-    CHECK(element<float>(scalar.view, 0) == 3.5f);
+    CHECK(npy_element<float>(scalar.view, 0) == 3.5f);
     const opened empty = open_fixture("empty.npy");
     CHECK(empty.view.rank() == 2);
     CHECK(empty.view.shape(0) == 0);
@@ -157,7 +157,7 @@ TEST_CASE("npy: header versions 2 and 3") {
         const opened f = open_fixture(name);
         CHECK(f.header.major_version == (std::string(name) == "v2.npy" ? 2 : 3));
         REQUIRE(f.view.size() == 5);
-        for (int i = 0; i < 5; ++i) CHECK(element<float>(f.view, i) == float(i));
+        for (int i = 0; i < 5; ++i) CHECK(npy_element<float>(f.view, i) == float(i));
     }
     // Version 2 with a 4-byte length field built by hand.
     const std::vector<std::byte> image = npy_image("{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }", 4, 2);
@@ -174,10 +174,10 @@ TEST_CASE("npy: refuses big endian and unsupported descrs naming file and descr"
     const std::string wide = error_of([] { (void)open_fixture("int64.npy"); });
     CHECK(contains(wide, "int64.npy"));
     CHECK(contains(wide, "unsupported .npy dtype descr '<i8'"));
-    CHECK(contains(parse_error("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", 4),
+    CHECK(contains(npy_parse_error("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", 4),
                    "structured dtype"));
     // One-byte types have no byte order; '>i1' is as good as '|i1'.
-    CHECK(parse_error("{'descr': '>i1', 'fortran_order': False, 'shape': (2,), }", 2) == "<no numgap::error>");
+    CHECK(npy_parse_error("{'descr': '>i1', 'fortran_order': False, 'shape': (2,), }", 2) == "<no numgap::error>");
 }
 
 TEST_CASE("npy: opaque v2 is bfloat16 only when declared") {
@@ -187,9 +187,9 @@ TEST_CASE("npy: opaque v2 is bfloat16 only when declared") {
     CHECK(contains(undeclared, "\"dtype\": \"bfloat16\""));
     const opened declared = open_fixture("bf16_v2.npy", dtype::bfloat16);
     CHECK(declared.view.type() == dtype::bfloat16);
-    CHECK(numgap::to_float(element<numgap::bfloat16>(declared.view, 0)) == 1.0f);
-    CHECK(numgap::to_float(element<numgap::bfloat16>(declared.view, 1)) == 2.0f);
-    CHECK(numgap::to_float(element<numgap::bfloat16>(declared.view, 2)) == -3.0f);
+    CHECK(numgap::to_float(npy_element<numgap::bfloat16>(declared.view, 0)) == 1.0f);
+    CHECK(numgap::to_float(npy_element<numgap::bfloat16>(declared.view, 1)) == 2.0f);
+    CHECK(numgap::to_float(npy_element<numgap::bfloat16>(declared.view, 2)) == -3.0f);
     // A declared type must agree with a non-opaque descr.
     const std::string mismatch = error_of([] { (void)open_fixture("f4.npy", dtype::uint8); });
     CHECK(contains(mismatch, "f4.npy"));
@@ -230,40 +230,40 @@ TEST_CASE("npy: rejects malformed headers with the reason") {
     CHECK(contains(truncated_header, "probe.npy"));
     CHECK(contains(truncated_header, "truncated .npy file: the header claims"));
 
-    CHECK(contains(parse_error("{'descr': '<f4', 'shape': (), }"), "missing the 'fortran_order' key"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (), 'x': 1}"),
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'shape': (), }"), "missing the 'fortran_order' key"));
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (), 'x': 1}"),
                    "unexpected key 'x'"));
-    CHECK(contains(parse_error("{'descr' '<f4', 'fortran_order': False, 'shape': (), }"), "expected ':'"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': maybe, 'shape': (), }"), "True or False"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (), }"),
+    CHECK(contains(npy_parse_error("{'descr' '<f4', 'fortran_order': False, 'shape': (), }"), "expected ':'"));
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': maybe, 'shape': (), }"), "True or False"));
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (), }"),
                    "'descr' appears twice"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (), } trailing"),
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (), } trailing"),
                    "unexpected text after the header dict"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }"), "negative dimension"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"),
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3), }"), "negative dimension"));
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }"),
                    "too large for 64 bits"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }"),
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }"),
                    "maximum rank 8"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3", 0), "probe.npy"));
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3", 0), "probe.npy"));
     // Python 2 writers put an L after each dimension.
-    CHECK(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 1L), }", 8) == "<no numgap::error>");
+    CHECK(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 1L), }", 8) == "<no numgap::error>");
 }
 
 TEST_CASE("npy: checks data size against shape") {
-    const std::string shorter = parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20);
+    const std::string shorter = npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20);
     CHECK(contains(shorter, "probe.npy"));
     CHECK(contains(shorter, "truncated"));
     CHECK(contains(shorter, "needs 24 bytes of data but the file has 20"));
-    const std::string longer = parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 25);
+    const std::string longer = npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 25);
     CHECK(contains(longer, "has 1 bytes after the 24 bytes"));
     // Overflowing products, and products a zero dimension would hide from a naive check.
     const std::string absurd =
-        parse_error("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }");
+        npy_parse_error("{'descr': '<f8', 'fortran_order': False, 'shape': (4611686018427387904, 4), }");
     CHECK(contains(absurd, "absurd"));
-    CHECK(contains(parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 8), }"),
+    CHECK(contains(npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4611686018427387904, 8), }"),
                    "absurd"));
     // A shape bigger than the file, with no overflow: truncation with both byte counts.
-    const std::string huge = parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }", 8);
+    const std::string huge = npy_parse_error("{'descr': '<f4', 'fortran_order': False, 'shape': (1000000000,), }", 8);
     CHECK(contains(huge, "needs 4000000000 bytes of data but the file has 8"));
 }
 
@@ -326,14 +326,14 @@ TEST_CASE("write npy gathers strided views and handles scalars and empty") {
     const npy_header header = parse_npy_header(mapped.bytes(), "t.npy");
     const numgap::tensor_view back = numgap::io::npy_view(mapped.bytes(), header);
     const std::array<std::int32_t, 6> expected{0, 3, 1, 4, 2, 5};
-    for (int i = 0; i < 6; ++i) CHECK(element<std::int32_t>(back, i) == expected[std::size_t(i)]);
+    for (int i = 0; i < 6; ++i) CHECK(npy_element<std::int32_t>(back, i) == expected[std::size_t(i)]);
 
     const float scalar = 7.25f;
     numgap::io::write_npy(scratch / "s.npy", &scalar, {});
     const auto scalar_file = numgap::io::mapped_file::open(scratch / "s.npy");
     const npy_header scalar_header = parse_npy_header(scalar_file.bytes(), "s.npy");
     CHECK(scalar_header.shape.empty());
-    CHECK(element<float>(numgap::io::npy_view(scalar_file.bytes(), scalar_header), 0) == 7.25f);
+    CHECK(npy_element<float>(numgap::io::npy_view(scalar_file.bytes(), scalar_header), 0) == 7.25f);
 
     const std::array<std::int64_t, 2> empty_shape{0, 5};
     numgap::io::write_npy(scratch / "e.npy", static_cast<const float*>(nullptr), empty_shape);

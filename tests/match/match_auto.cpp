@@ -16,13 +16,10 @@
 #include <numgap/match/match_auto.hpp>
 
 #include <numgap_support/synthetic_graphs.hpp>
+#include "group_of.hpp"
 
 namespace {
-const numgap::match_group* group_of(const numgap::match_result& result, std::size_t reference_node) {
-    for (const auto& group : result.groups)
-        if (std::count(group.reference_nodes.begin(), group.reference_nodes.end(), reference_node)) return &group;
-    return nullptr;
-}
+using numgap_match_test::group_of;
 
 // A graph type with names and ops but no handles (no debug_handles customization).
 struct plain_graph {

@@ -20,14 +20,9 @@
 #include <numgap_support/synthetic_graphs.hpp>
 
 #include "../core/caught_error.hpp"
+#include "group_of.hpp"
 
-namespace {
-const numgap::match_group* group_of(const numgap::match_result& result, std::size_t reference_node) {
-    for (const auto& group : result.groups)
-        if (std::count(group.reference_nodes.begin(), group.reference_nodes.end(), reference_node)) return &group;
-    return nullptr;
-}
-} // namespace
+using numgap_match_test::group_of;
 
 TEST_SUITE("match") {
 TEST_CASE("match_by_name: one to one") {

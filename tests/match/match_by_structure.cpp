@@ -17,13 +17,10 @@
 #include <numgap/match/match_by_structure.hpp>
 
 #include <numgap_support/synthetic_graphs.hpp>
+#include "group_of.hpp"
 
 namespace {
-const numgap::match_group* group_of(const numgap::match_result& result, std::size_t reference_node) {
-    for (const auto& group : result.groups)
-        if (std::count(group.reference_nodes.begin(), group.reference_nodes.end(), reference_node)) return &group;
-    return nullptr;
-}
+using numgap_match_test::group_of;
 
 std::size_t add(numgap::basic_graph& g, const char* name, const char* op, std::vector<std::size_t> producers,
                 numgap::shape_type shape) {
