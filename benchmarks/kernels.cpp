@@ -2,7 +2,9 @@
 // For each dtype pair (f32/f32, f32/f16, f32/bf16, f32/u8 quantized, f32/f32
 // with an NHWC target, f32/float8_e4m3fn, f32/float8_e5m2, f32/int4
 // block-quantized with blocks of 32 along the last axis and one float32 scale
-// per block, "f32_i4b32") and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
+// per block, "f32_i4b32"; f32/MXFP4, float4_e2m1fn codes with one e8m0
+// power-of-two scale per block of 32, held as float32 as numgap's readers
+// decode it, "f32_mxfp4") and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
 // one binary so ratios are side by side:
 //   BM_fused_<pair>_<arch>      validate + plan + one fused pass computing
 //                               cosine + atol + mse + max_abs
@@ -34,8 +36,10 @@
 //                               the benchmark's label): the memory-bandwidth
 //                               ceiling.
 // Bytes processed count both inputs as stored (e.g. 5 bytes per element for
-// f32/u8; 4 + 1/2 + 4/32 for f32/i4b32: the nibbles and the block scales,
-// which the bandwidth loop reads as one stream of codes then scales). Build: see the report / README; run single-threaded.
+// f32/u8; 4 + 1/2 + 4/32 for f32/i4b32 and f32/mxfp4: the nibbles and the
+// float32 block scales, which the bandwidth loop reads as one stream of codes
+// then scales; an MXFP4 file holds its scales as e8m0, 1/32 byte an element,
+// but they are decoded to float32 at load, so 4/32 is what the kernel reads). Build: see the report / README; run single-threaded.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -66,9 +70,9 @@
 
 namespace {
 
-enum class pair_kind { f32, f16, bf16, u8, nhwc, e4m3, e5m2, i4b32 };
-constexpr pair_kind all_kinds[] = {pair_kind::f32,  pair_kind::f16,  pair_kind::bf16, pair_kind::u8,
-                                   pair_kind::nhwc, pair_kind::e4m3, pair_kind::e5m2, pair_kind::i4b32};
+enum class pair_kind { f32, f16, bf16, u8, nhwc, e4m3, e5m2, i4b32, mxfp4 };
+constexpr pair_kind all_kinds[] = {pair_kind::f32,  pair_kind::f16,  pair_kind::bf16,  pair_kind::u8,   pair_kind::nhwc,
+                                   pair_kind::e4m3, pair_kind::e5m2, pair_kind::i4b32, pair_kind::mxfp4};
 constexpr std::int64_t i4_block = 32;
 constexpr std::int64_t sizes[] = {1 << 10, 1 << 12, 1 << 16, 1 << 20, 1 << 26};
 constexpr float u8_scale = 0.02f;
@@ -85,13 +89,14 @@ const char* name_of(pair_kind kind) {
     case pair_kind::e4m3: return "f32_e4m3";
     case pair_kind::e5m2: return "f32_e5m2";
     case pair_kind::i4b32: return "f32_i4b32";
+    case pair_kind::mxfp4: return "f32_mxfp4";
     }
     return "?";
 }
 
 // Bytes of the target per element, as read.
 double target_bytes(pair_kind kind) {
-    if (kind == pair_kind::i4b32) return 0.5 + 4.0 / double(i4_block);
+    if (kind == pair_kind::i4b32 || kind == pair_kind::mxfp4) return 0.5 + 4.0 / double(i4_block);
     if (kind == pair_kind::f16 || kind == pair_kind::bf16) return 2;
     return kind == pair_kind::u8 || kind == pair_kind::e4m3 || kind == pair_kind::e5m2 ? 1 : 4;
 }
@@ -105,7 +110,7 @@ struct pair_data {
     std::vector<std::uint8_t> target_u8;
     std::vector<numgap::float8_e4m3fn> target_e4m3;
     std::vector<numgap::float8_e5m2> target_e5m2;
-    // f32_i4b32: n / 2 bytes of nibbles, then n / 32 float32 scales, in one buffer.
+    // f32_i4b32 and f32_mxfp4: n / 2 bytes of nibbles, then n / 32 float32 scales, in one buffer.
     std::vector<std::uint32_t> target_i4_storage;
     const std::uint8_t* target_i4 = nullptr;
     const float* target_i4_scales = nullptr;
@@ -125,6 +130,12 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
     d.reference.resize(std::size_t(n));
     for (auto& x : d.reference) x = normal(generator);
     auto perturbed = [&](std::size_t i) { return d.reference[i] * 1.001f + 0.001f; };
+    auto block_largest = [&](std::size_t b) {
+        float largest = 0;
+        for (std::size_t i = b * std::size_t(i4_block); i < (b + 1) * std::size_t(i4_block); ++i)
+            largest = std::max(largest, std::fabs(perturbed(i)));
+        return largest;
+    };
     switch (kind) {
     case pair_kind::f32:
     case pair_kind::nhwc:
@@ -166,14 +177,36 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
         auto* codes = reinterpret_cast<std::uint8_t*>(d.target_i4_storage.data());
         auto* scales = reinterpret_cast<float*>(d.target_i4_storage.data() + count / 8);
         for (std::size_t b = 0; b < blocks; ++b) {
-            float largest = 0;
-            for (std::size_t i = b * std::size_t(i4_block); i < (b + 1) * std::size_t(i4_block); ++i)
-                largest = std::max(largest, std::fabs(perturbed(i)));
+            const float largest = block_largest(b);
             scales[b] = largest > 0 ? largest / 7.0f : 1.0f;
         }
         for (std::size_t i = 0; i < count; ++i) {
             const long q = std::clamp(std::lround(perturbed(i) / scales[i / std::size_t(i4_block)]), -8L, 7L);
             codes[i / 2] = std::uint8_t(codes[i / 2] | ((q & 0xf) << (4 * (i % 2))));
+        }
+        d.target_i4 = codes;
+        d.target_i4_scales = scales;
+        break;
+    }
+    case pair_kind::mxfp4: {
+        // OCP MX: X = 2^(floor(log2(max |x|)) - 2) per block (2: e2m1's
+        // largest exponent), each code the nearest e2m1 value of x / X.
+        const std::size_t count = std::size_t(n), blocks = count / std::size_t(i4_block);
+        d.target_i4_storage.assign(count / 8 + blocks, 0);
+        auto* codes = reinterpret_cast<std::uint8_t*>(d.target_i4_storage.data());
+        auto* scales = reinterpret_cast<float*>(d.target_i4_storage.data() + count / 8);
+        constexpr float magnitudes[8] = {0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f};
+        for (std::size_t b = 0; b < blocks; ++b) {
+            const float largest = block_largest(b);
+            scales[b] = std::ldexp(1.0f, largest > 0 ? std::ilogb(largest) - 2 : 0);
+            for (std::size_t i = b * std::size_t(i4_block); i < (b + 1) * std::size_t(i4_block); ++i) {
+                const float x = perturbed(i) / scales[b];
+                unsigned best = 0;
+                for (unsigned m = 1; m < 8; ++m)
+                    if (std::fabs(std::fabs(x) - magnitudes[m]) < std::fabs(std::fabs(x) - magnitudes[best])) best = m;
+                const unsigned code = best | (x < 0 ? 8u : 0u);
+                codes[i / 2] = std::uint8_t(codes[i / 2] | (code << (4 * (i % 2))));
+            }
         }
         d.target_i4 = codes;
         d.target_i4_scales = scales;
@@ -207,6 +240,11 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
         break;
     case pair_kind::i4b32:
         d.target_view = numgap::tensor_view(d.target_i4, numgap::dtype::int4, shape);
+        d.target_view.with_quantization(numgap::quantization::blocks(
+            -1, i4_block, std::span<const float>(d.target_i4_scales, std::size_t(n / i4_block))));
+        break;
+    case pair_kind::mxfp4:
+        d.target_view = numgap::tensor_view(d.target_i4, numgap::dtype::float4_e2m1fn, shape);
         d.target_view.with_quantization(numgap::quantization::blocks(
             -1, i4_block, std::span<const float>(d.target_i4_scales, std::size_t(n / i4_block))));
         break;
@@ -330,6 +368,11 @@ float load_target(const pair_data& d, std::int64_t i) {
     else if constexpr (Kind == pair_kind::i4b32) {
         const int nibble = (d.target_i4[i / 2] >> (4 * (i % 2))) & 0xf;
         return d.target_i4_scales[i / i4_block] * float(nibble >= 8 ? nibble - 16 : nibble);
+    } else if constexpr (Kind == pair_kind::mxfp4) {
+        // A 16-entry table, as a hand-written decoder would use.
+        static constexpr float e2m1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                           -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+        return d.target_i4_scales[i / i4_block] * e2m1[(d.target_i4[i / 2] >> (4 * (i % 2))) & 0xf];
     } else {
         // Reference index i = (c * H + y) * W + x maps to NHWC ((y * W + x) * C + c).
         const std::int64_t spatial = i % (d.shape[2] * d.shape[3]), c = i / (d.shape[2] * d.shape[3]);
@@ -396,6 +439,7 @@ int register_all() {
     register_scalar_loops<pair_kind::e4m3>();
     register_scalar_loops<pair_kind::e5m2>();
     register_scalar_loops<pair_kind::i4b32>();
+    register_scalar_loops<pair_kind::mxfp4>();
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
     add_sizes(benchmark::RegisterBenchmark("BM_evaluate_default_f32_f32",
                                            [](benchmark::State& s) { evaluate_api(s, pair_kind::f32, {}); }));

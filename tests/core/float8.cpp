@@ -11,23 +11,14 @@
 
 #include <doctest/doctest.h>
 
+#include "bit_field_oracle.hpp"
+
 namespace {
+
+using numgap_test::decode_fields;
 
 constexpr long double not_a_number = std::numeric_limits<long double>::quiet_NaN();
 constexpr long double infinity = std::numeric_limits<long double>::infinity();
-
-// Sign, then a biased exponent field of exponent_bits and a mantissa field of
-// mantissa_bits; exponent 0 is subnormal. The caller decides which codes of
-// the top exponent are NaN or Inf.
-long double decode_fields(unsigned code, int exponent_bits, int mantissa_bits) {
-    const int bias = (1 << (exponent_bits - 1)) - 1;
-    const unsigned mantissa = code & ((1u << mantissa_bits) - 1);
-    const int exponent = int((code >> mantissa_bits) & ((1u << exponent_bits) - 1));
-    const long double magnitude =
-        exponent == 0 ? std::ldexp((long double)mantissa, 1 - bias - mantissa_bits)
-                      : std::ldexp((long double)(mantissa | (1u << mantissa_bits)), exponent - bias - mantissa_bits);
-    return (code >> (exponent_bits + mantissa_bits)) & 1u ? -magnitude : magnitude;
-}
 
 long double decode_e4m3fn(unsigned code) {
     if ((code & 0x7fu) == 0x7fu) return not_a_number; // the only NaN codes; no Inf

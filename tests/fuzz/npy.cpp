@@ -1,6 +1,6 @@
 // libFuzzer target: one .npy file (io/npy.hpp). The input is the file's bytes.
 // Parses the header - undeclared, then, if refused, declared bfloat16 and
-// float8_e4m3fn so the opaque '<V2' and '|V1' paths run too - builds the view (fortran_order strides
+// float8_e4m3fn, float6_e3m2fn, float4_e2m1fn so the opaque '<V2' and '|V1' paths run too - builds the view (fortran_order strides
 // included) and reads every element through the kernels (fuzz_support.hpp).
 #include <cstddef>
 #include <cstdint>
@@ -49,8 +49,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } catch (const numgap::error& failure) {
         numgap::fuzz::refused(failure);
         // A declared dtype of the record's width is what makes an opaque
-        // '<V2' (bfloat16) or '|V1' (float8) record readable.
-        for (const numgap::dtype declared : {numgap::dtype::bfloat16, numgap::dtype::float8_e4m3fn}) {
+        // '<V2' (bfloat16) or '|V1' (float8, float6; float4_e2m1fn, read as
+        // its one-a-byte codes) record readable.
+        for (const numgap::dtype declared : {numgap::dtype::bfloat16, numgap::dtype::float8_e4m3fn,
+                                             numgap::dtype::float6_e3m2fn, numgap::dtype::float4_e2m1fn}) {
             try {
                 parse_and_read(bytes, declared);
             } catch (const numgap::error& declared_failure) {

@@ -213,6 +213,16 @@ TEST_CASE("npy: opaque V1 is a float8 only when declared") {
     const std::string too_wide = error_of([&] { (void)header_of("|V1", dtype::bfloat16); });
     CHECK(contains(too_wide, "declares bfloat16, which is 2 bytes wide"));
     CHECK(contains(error_of([&] { (void)header_of("<V2", dtype::float8_e4m3fn); }), "opaque 2-byte type"));
+    // ml_dtypes' float6 (one code a byte) reads as declared; float4_e2m1fn
+    // (also one a byte there) as its uint8 codes, packed at load (io/loaded_tensor.hpp).
+    CHECK(header_of("|V1", dtype::float6_e2m3fn).type == dtype::float6_e2m3fn);
+    CHECK(header_of("|V1", dtype::float6_e3m2fn).data_bytes == 3);
+    CHECK(header_of("|V1", dtype::float4_e2m1fn).type == dtype::uint8);
+    CHECK(header_of("|V1", dtype::float4_e2m1fn).data_bytes == 3);
+    CHECK(contains(undeclared, "float4_e2m1fn"));
+    // '|u1' data declared float4_e2m1fn is a mismatch, not a silent reinterpretation.
+    CHECK(contains(error_of([&] { (void)header_of("|u1", dtype::float4_e2m1fn); }),
+                   "declares dtype float4_e2m1fn but the file stores uint8"));
 }
 
 TEST_CASE("npy: rejects malformed headers with the reason") {

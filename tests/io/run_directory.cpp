@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -15,11 +16,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <numgap/core/float_mx.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/read_policy.hpp>
 #include <numgap/io/directory_source.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/truncation_guard.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
 
 #include "temp_directory.hpp"
 #include "zip_builder.hpp"
@@ -303,22 +306,32 @@ TEST_CASE("run_directory: reads npz runs zero copy realigned and inflated") {
 
 TEST_CASE("run_directory: write npy load round trip for every dtype") {
     numgap_test::temp_directory run;
+    std::vector<std::byte> float4_data;
+    const auto data_of_float4 = [&] { return float4_data.data(); };
     for (const dtype type : numgap::all_dtypes) {
         std::vector<std::byte> data(numgap::storage_bytes(type, 4 * 5));
         for (std::size_t i = 0; i < data.size(); ++i) data[i] = std::byte(type == dtype::boolean ? i % 2 : i * 13 + 5);
         numgap::io::write_npy(run / (std::string(numgap::name_of(type)) + ".npy"),
                               numgap::tensor_view(data.data(), type, {4, 5}));
+        if (type == dtype::float4_e2m1fn) float4_data = data;
     }
     // Written bfloat16 is '<V2' and the float8 types '|V1', readable once
     // declared (by canonical name or alias).
     run.write("graph.json", R"({"tensors": {"bfloat16": {"dtype": "bfloat16"},
         "float8_e4m3fn": {"dtype": "float8_e4m3fn"}, "float8_e5m2": {"dtype": "e5m2"},
-        "float8_e8m0fnu": {"dtype": "F8_E8M0"}}})");
+        "float8_e8m0fnu": {"dtype": "F8_E8M0"}, "float6_e2m3fn": {"dtype": "float6_e2m3fn"},
+        "float6_e3m2fn": {"dtype": "e3m2"}, "float4_e2m1fn": {"dtype": "float4_e2m1fn"}}})");
     const run_directory dir = run_directory::open(run.path());
     CHECK(dir.keys().size() == std::size(numgap::all_dtypes));
     for (const dtype type : numgap::all_dtypes) {
         CAPTURE(numgap::name_of(type));
         const loaded_tensor t = dir.load(std::string(numgap::name_of(type)));
+        if (type == dtype::float4_e2m1fn) {
+            // Written one code a byte as ml_dtypes does ('|V1'), packed again at load.
+            CHECK(t.view().type() == type);
+            CHECK(std::memcmp(t.view().data(), data_of_float4(), 10) == 0);
+            continue;
+        }
         if (numgap::is_packed(type)) {
             // NumPy has no packed type: written one element per byte (low nibble first, int4 sign-extended).
             CHECK(t.view().type() == (type == dtype::int4 ? dtype::int8 : dtype::uint8));
@@ -394,7 +407,7 @@ TEST_CASE("run_directory: packed int4 raw files and graph json block quantizatio
                    "has 5 bytes but shape (3, 5) of int4 needs 8"));
     CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "float32", "shape": [5], "block": {"size": 3, "scales": "w_scales"}})",
                               "w"),
-                   "not an integer type"));
+                   "neither an integer type nor an MX element format"));
     // Block scales stored as float8 (e8m0: MX's power-of-two scales) are decoded, not read as 0.
     const std::array<numgap::float8_e8m0fnu, 4> e8m0_scales{{{126}, {127}, {128}, {130}}}; // 0.5, 1, 2, 8
     numgap::io::write_npy(run / "e8m0_scales.npy", numgap::tensor_view(e8m0_scales.data(), numgap::dtype::float8_e8m0fnu, {2, 2}));
@@ -411,6 +424,75 @@ TEST_CASE("run_directory: packed int4 raw files and graph json block quantizatio
     // A block size far beyond any axis is one block per row, not an overflow.
     CHECK(contains(load_error(raw_w + R"("block": {"size": 9223372036854775807, "scales": "w_scales"}})", "w"),
                    "holds 4 values but blocks of 9223372036854775807 along axis -1 need 2"));
+}
+
+TEST_CASE("run_directory: MX tensors (MXFP4, MXFP6, MXFP8) from graph json with e8m0 scales, and what is refused") {
+    numgap_test::temp_directory run;
+    // 2 x 64 float4_e2m1fn, packed (raw) and one code a byte as ml_dtypes saves it ('|V1').
+    std::string packed(64, '\0');
+    std::vector<std::uint8_t> unpacked(128);
+    for (std::size_t e = 0; e < 128; ++e) {
+        unpacked[e] = std::uint8_t((e * 7 + 3) % 16);
+        packed[e / 2] = char(std::uint8_t(packed[e / 2]) | (unpacked[e] << (4 * (e % 2))));
+    }
+    run.write("w.raw", packed);
+    numgap::io::write_npy(run / "w_unpacked.npy", numgap::tensor_view(unpacked.data(), dtype::uint8, {2, 64}));
+    // Rewrite the descr as ml_dtypes' '|V1' (same length as '|u1').
+    const std::vector<std::byte> written = numgap_test::read_bytes(run / "w_unpacked.npy");
+    std::string file(reinterpret_cast<const char*>(written.data()), written.size());
+    file.replace(file.find("|u1"), 3, "|V1");
+    run.write("w_unpacked.npy", file);
+    const std::array<numgap::float8_e8m0fnu, 4> e8m0{{{126}, {127}, {130}, {0xff}}}; // 0.5, 1, 8, NaN
+    numgap::io::write_npy(run / "w_scales.npy", numgap::tensor_view(e8m0.data(), dtype::float8_e8m0fnu, {2, 2}));
+    std::vector<std::uint8_t> six(128, 0x25);
+    numgap::io::write_npy(run / "x.npy", numgap::tensor_view(six.data(), dtype::float6_e3m2fn, {2, 64}));
+    run.write("graph.json", R"({"tensors": {
+    "w": {"file": "w.raw", "dtype": "float4_e2m1fn", "shape": [2, 64], "block": {"size": 32, "scales": "w_scales"}},
+    "w_unpacked": {"dtype": "float4_e2m1fn", "block": {"size": 32, "scales": "w_scales"}},
+    "x": {"dtype": "F6_E3M2", "block": {"size": 32, "scales": "w_scales"}},
+    "w_scales": {"dtype": "float8_e8m0fnu"}
+  }})");
+    const run_directory dir = run_directory::open(run.path());
+    const loaded_tensor w = dir.load("w"), w_unpacked = dir.load("w_unpacked"), x = dir.load("x");
+    for (const loaded_tensor* t : {&w, &w_unpacked}) {
+        CHECK(t->view().type() == dtype::float4_e2m1fn);
+        CHECK(t->view().size() == 128);
+        CHECK(std::memcmp(t->view().data(), packed.data(), 64) == 0);
+        REQUIRE(t->view().quant().per_block());
+        CHECK(t->view().quant().scales[2] == 8.0f);
+        CHECK(std::isnan(t->view().quant().scales[3])); // e8m0 0xFF: a NaN block, accepted
+        numgap::validate_view(t->view());
+    }
+    CHECK(x.view().type() == dtype::float6_e3m2fn);
+    numgap::validate_view(x.view());
+
+    auto load_error = [&](const std::string& tensors, const std::string& key) {
+        run.write("graph.json", "{\"tensors\": {" + tensors + ", \"w_scales\": {\"dtype\": \"float8_e8m0fnu\"}}}");
+        return error_of([&] { (void)run_directory::open(run.path()).load(key); });
+    };
+    CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "float4_e2m1fn", "shape": [2, 66]})", "w"),
+                   "has 64 bytes but shape (2, 66) of float4_e2m1fn needs 66"));
+    CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "float4_e2m1fn", "shape": [2, 64],
+                                       "block": {"size": 32, "scales": "w_scales", "zero_points": "w_scales"}})", "w"),
+                   "an MX element format takes scales only"));
+    CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "float4_e2m1fn", "shape": [2, 64], "scale": 0.5})", "w"),
+                   "not an integer type"));
+    CHECK(contains(load_error(R"("w": {"file": "w.raw", "dtype": "float4_e2m1fn", "shape": [2, 64],
+                                       "block": {"size": 16, "scales": "w_scales"}})", "w"),
+                   "need 8"));
+    // The one-code-a-byte file truncated: refused by its size, before any repacking.
+    run.write("w_unpacked.npy", file.substr(0, file.size() - 1));
+    CHECK(contains(load_error(R"("w_unpacked": {"dtype": "float4_e2m1fn"})", "w_unpacked"), "truncated .npy file"));
+    // Declared int4 over the same '|V1' stays refused (ml_dtypes' int4 is one a byte too; store int8).
+    run.write("w_unpacked.npy", file);
+    CHECK(contains(load_error(R"("w_unpacked": {"dtype": "int4"})", "w_unpacked"), "declares the packed dtype int4"));
+    // float6 bytes with bits 6-7 set are read, the bits ignored (core/float_mx.hpp).
+    std::vector<std::uint8_t> high_bits(128, 0xe5);
+    numgap::io::write_npy(run / "x.npy", numgap::tensor_view(high_bits.data(), dtype::float6_e3m2fn, {2, 64}));
+    run.write("graph.json", R"({"tensors": {"x": {"dtype": "float6_e3m2fn"}}})");
+    const loaded_tensor high = run_directory::open(run.path()).load("x");
+    CHECK(numgap::to_float(numgap::float6_e3m2fn{static_cast<const std::uint8_t*>(high.view().data())[0]}) ==
+          numgap::to_float(numgap::float6_e3m2fn{0x25}));
 }
 
 TEST_CASE("run_directory: load is safe from several threads") {

@@ -17,6 +17,7 @@
 
 #include <numgap/compare/compare_runs.hpp>
 #include <numgap/core/float8.hpp>
+#include <numgap/core/float_mx.hpp>
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/io/run_directory.hpp>
@@ -142,13 +143,13 @@ TEST_CASE("safetensors: empty and scalar tensors, metadata, and an empty file of
 TEST_CASE("safetensors: a dtype numgap lacks fails only when that key is loaded, naming dtype, key and file") {
     const std::string file = safetensors_file({{"ok", "F32", "[1]", bytes_of<float>({1.0f})},
                                                {"wide", "I64", "[1]", bytes_of<std::int64_t>({5})},
-                                               {"nibbles", "F4", "[4]", bytes_of<std::uint8_t>({1, 2})}});
+                                               {"nibbles", "F6_E2M3", "[4]", bytes_of<std::uint8_t>({1, 2, 3})}});
     const auto index = numgap::io::parse_safetensors_header(as_bytes(file), "odd.safetensors");
     REQUIRE(index.entries.size() == 3);
     CHECK_FALSE(index.find("nibbles")->type);
     const std::string message =
         error_of([&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("nibbles"), "odd.safetensors"); });
-    CHECK(contains(message, "unsupported dtype F4 in key 'nibbles' of file 'odd.safetensors'"));
+    CHECK(contains(message, "unsupported dtype F6_E2M3 in key 'nibbles' of file 'odd.safetensors'"));
     const auto unsupported = numgap_test::caught_error(
         [&] { (void)numgap::io::safetensors_view(as_bytes(file), *index.find("nibbles"), "odd.safetensors"); });
     REQUIRE(unsupported.has_value());
@@ -163,7 +164,28 @@ TEST_CASE("safetensors: a dtype numgap lacks fails only when that key is loaded,
     const run_directory dir = run_directory::open(run.path());
     CHECK(dir.keys() == std::vector<std::string>{"nibbles", "ok", "wide"});
     CHECK(at<float>(dir.load("ok").view(), 0) == 1.0f);
-    CHECK(contains(error_of([&] { (void)dir.load("nibbles"); }), "unsupported dtype F4 in key 'nibbles'"));
+    CHECK(contains(error_of([&] { (void)dir.load("nibbles"); }), "unsupported dtype F6_E2M3 in key 'nibbles'"));
+}
+
+TEST_CASE("safetensors: F4 reads as packed float4_e2m1fn, two codes a byte, low nibble first") {
+    const std::string file = safetensors_file({{"fp4", "F4", "[2,2]", bytes_of<std::uint8_t>({0x2f, 0x07})},
+                                               {"odd", "F4", "[3]", bytes_of<std::uint8_t>({0x21, 0x03})}});
+    // An odd count is half a byte short of whole: refused by the size check.
+    CHECK(contains(error_of([&] { (void)numgap::io::parse_safetensors_header(as_bytes(file), "f4.safetensors"); }),
+                   "12 bits, not whole"));
+    const std::string even = safetensors_file({{"fp4", "F4", "[2,2]", bytes_of<std::uint8_t>({0x2f, 0x07})}});
+    const auto index = numgap::io::parse_safetensors_header(as_bytes(even), "f4.safetensors");
+    const auto view = numgap::io::safetensors_view(as_bytes(even), index.entries[0], "f4.safetensors");
+    CHECK(view.type() == dtype::float4_e2m1fn);
+    CHECK(view.size() == 4);
+    const auto* bytes = static_cast<const std::uint8_t*>(view.data());
+    CHECK(numgap::to_float(numgap::float4_e2m1fn{std::uint8_t(bytes[0] & 0xf)}) == -6.0f); // element 0: low nibble
+    CHECK(numgap::to_float(numgap::float4_e2m1fn{std::uint8_t(bytes[0] >> 4)}) == 1.0f);
+    CHECK(contains(error_of([&] {
+                       const std::string six = safetensors_file({{"f6", "F6_E3M2", "[4]", bytes_of<std::uint8_t>({1, 2, 3})}});
+                       (void)numgap::io::safetensors_view(as_bytes(six), numgap::io::parse_safetensors_header(as_bytes(six), "s").entries[0], "s");
+                   }),
+                   "store them one a byte as U8"));
 }
 
 TEST_CASE("safetensors: F8_E4M3, F8_E5M2 and F8_E8M0 read as the float8 dtypes") {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <numgap/core/dtype.hpp>
+#include <numgap/core/float_mx.hpp>
 
 namespace numgap_test {
 
@@ -33,6 +34,24 @@ inline std::vector<std::pair<float, std::uint8_t>> float8_grid(numgap::dtype typ
     for (unsigned code = 0; code < 256; ++code) {
         const float value = float8_code_value(type, std::uint8_t(code));
         if (std::isfinite(value)) grid.emplace_back(value, std::uint8_t(code));
+    }
+    std::sort(grid.begin(), grid.end());
+    return grid;
+}
+
+// The same for the MX formats below one byte (float4_e2m1fn, float6_*), by
+// numgap::to_float (pinned to the bit fields in tests/core/float_mx.cpp);
+// negative zero left out, so +0 is the code of 0.
+inline std::vector<std::pair<float, std::uint8_t>> mx_grid(numgap::dtype type) {
+    std::vector<std::pair<float, std::uint8_t>> grid;
+    const unsigned codes = type == numgap::dtype::float4_e2m1fn ? 16 : 64, sign = codes / 2;
+    for (unsigned code = 0; code < codes; ++code) {
+        if (code == sign) continue;
+        const auto bits = std::uint8_t(code);
+        const float value = type == numgap::dtype::float4_e2m1fn   ? numgap::to_float(numgap::float4_e2m1fn{bits})
+                            : type == numgap::dtype::float6_e2m3fn ? numgap::to_float(numgap::float6_e2m3fn{bits})
+                                                                   : numgap::to_float(numgap::float6_e3m2fn{bits});
+        grid.emplace_back(value, bits);
     }
     std::sort(grid.begin(), grid.end());
     return grid;

@@ -2,10 +2,11 @@
 // Element types numgap reads. Two sides of a comparison may differ
 // (a float32 reference against a uint8 quantized target is the everyday case).
 //
-// Packed 4-bit integers (int4, uint4) hold two elements per byte, low nibble
+// Packed 4-bit types (int4, uint4, float4_e2m1fn) hold two elements per byte, low nibble
 // first: element 2k is bits 0-3 of byte k, element 2k+1 bits 4-7. int4 is
 // two's complement (-8..7), uint4 is 0..15. A tensor of an odd count uses the
-// low nibble of its last byte; the spare high nibble is ignored. Views of
+// low nibble of its last byte; the spare high nibble is ignored. (float4_e2m1fn
+// codes, core/float_mx.hpp, are packed the same way.) Views of
 // packed types are contiguous (validate_view says so otherwise), so element e
 // of a view lies in byte e / 2 of its data, nibble e % 2.
 // A tensor's size in bytes is storage_bytes(type, count), never
@@ -35,13 +36,18 @@ enum class dtype : std::uint8_t {
     float8_e8m0fnu, // 2^(e - 127), the OCP MX block scale: no sign, no zero
     int4,    // packed, two per byte, low nibble first, two's complement
     uint4,   // packed, two per byte, low nibble first
+    // OCP MX element formats below one byte (rules in core/float_mx.hpp).
+    float4_e2m1fn, // packed like int4: two per byte, low nibble first
+    float6_e2m3fn, // one per byte, bits 0-5
+    float6_e3m2fn, // one per byte, bits 0-5
 };
 
 inline constexpr dtype all_dtypes[] = {dtype::float32, dtype::float64, dtype::float16,
                                        dtype::bfloat16, dtype::int8,    dtype::uint8,
                                        dtype::int16,   dtype::uint16,  dtype::int32,
                                        dtype::boolean, dtype::float8_e4m3fn, dtype::float8_e5m2,
-                                       dtype::float8_e8m0fnu, dtype::int4, dtype::uint4};
+                                       dtype::float8_e8m0fnu, dtype::int4, dtype::uint4,
+                                       dtype::float4_e2m1fn, dtype::float6_e2m3fn, dtype::float6_e3m2fn};
 
 // Bytes of one storage unit: the element, or for int4 / uint4 the byte that
 // holds two. Alignment needs this; a tensor's byte count is storage_bytes.
@@ -61,12 +67,17 @@ constexpr std::size_t size_of(dtype type) noexcept {
     case dtype::float8_e5m2:
     case dtype::float8_e8m0fnu:
     case dtype::int4:
-    case dtype::uint4: return 1;
+    case dtype::uint4:
+    case dtype::float4_e2m1fn:
+    case dtype::float6_e2m3fn:
+    case dtype::float6_e3m2fn: return 1;
     }
     return 0;
 }
 
-constexpr bool is_packed(dtype type) noexcept { return type == dtype::int4 || type == dtype::uint4; }
+constexpr bool is_packed(dtype type) noexcept {
+    return type == dtype::int4 || type == dtype::uint4 || type == dtype::float4_e2m1fn;
+}
 
 // Bits one element occupies in memory (4 for the packed types); 0 if unknown.
 constexpr std::size_t bits_of(dtype type) noexcept { return is_packed(type) ? 4 : 8 * size_of(type); }
@@ -96,6 +107,9 @@ constexpr std::string_view name_of(dtype type) noexcept {
     case dtype::float8_e8m0fnu: return "float8_e8m0fnu";
     case dtype::int4: return "int4";
     case dtype::uint4: return "uint4";
+    case dtype::float4_e2m1fn: return "float4_e2m1fn";
+    case dtype::float6_e2m3fn: return "float6_e2m3fn";
+    case dtype::float6_e3m2fn: return "float6_e3m2fn";
     }
     return "unknown";
 }
@@ -108,12 +122,23 @@ constexpr bool is_integer(dtype type) noexcept {
 constexpr bool is_floating(dtype type) noexcept {
     return type == dtype::float32 || type == dtype::float64 || type == dtype::float16 ||
            type == dtype::bfloat16 || type == dtype::float8_e4m3fn || type == dtype::float8_e5m2 ||
-           type == dtype::float8_e8m0fnu;
+           type == dtype::float8_e8m0fnu || type == dtype::float4_e2m1fn || type == dtype::float6_e2m3fn ||
+           type == dtype::float6_e3m2fn;
+}
+
+// The element formats an OCP MX block scales (value = scale * decode(code),
+// core/float_mx.hpp): float8 e4m3fn / e5m2 and the 6- and 4-bit floats. They
+// may carry block quantization (scales only), besides the integers.
+constexpr bool is_mx_element(dtype type) noexcept {
+    return type == dtype::float8_e4m3fn || type == dtype::float8_e5m2 || type == dtype::float4_e2m1fn ||
+           type == dtype::float6_e2m3fn || type == dtype::float6_e3m2fn;
 }
 
 // Accepts the canonical names above plus common aliases ("f32", "fp16", "bf16", "u8", "bool_"), and
 // for float8 the spellings of ml_dtypes/ONNX ("f8e4m3"), "fp8_e4m3", "e4m3" and safetensors' "F8_E4M3";
-// "i4" / "u4" are int4 / uint4 (NumPy's '<i4' descr is read by io/npy's own table).
+// "i4" / "u4" are int4 / uint4 (NumPy's '<i4' descr is read by io/npy's own table); the MX element
+// formats by ml_dtypes' names, PyTorch's packed "float4_e2m1fn_x2", "e2m1" / "e2m3" / "e3m2",
+// "fp4" / "fp6_e2m3" / "fp6_e3m2" and safetensors' "F4", "F6_E2M3", "F6_E3M2".
 constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
     struct alias {
         std::string_view text;
@@ -138,6 +163,13 @@ constexpr std::optional<dtype> parse_dtype(std::string_view text) noexcept {
         {"F8_E8M0", dtype::float8_e8m0fnu},
         {"int4", dtype::int4},        {"i4", dtype::int4},          {"uint4", dtype::uint4},
         {"u4", dtype::uint4},
+        {"float4_e2m1fn", dtype::float4_e2m1fn}, {"float4_e2m1fn_x2", dtype::float4_e2m1fn},
+        {"e2m1", dtype::float4_e2m1fn},          {"fp4", dtype::float4_e2m1fn},
+        {"fp4_e2m1", dtype::float4_e2m1fn},      {"F4", dtype::float4_e2m1fn},
+        {"float6_e2m3fn", dtype::float6_e2m3fn}, {"e2m3", dtype::float6_e2m3fn},
+        {"fp6_e2m3", dtype::float6_e2m3fn},      {"F6_E2M3", dtype::float6_e2m3fn},
+        {"float6_e3m2fn", dtype::float6_e3m2fn}, {"e3m2", dtype::float6_e3m2fn},
+        {"fp6_e3m2", dtype::float6_e3m2fn},      {"F6_E3M2", dtype::float6_e3m2fn},
     };
     for (const alias& candidate : aliases)
         if (candidate.text == text) return candidate.type;

@@ -28,6 +28,7 @@
 #include <type_traits>
 
 #include <numgap/core/dtype.hpp>
+#include <numgap/core/float_mx.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/core/isa_namespace.hpp>
 
@@ -79,10 +80,12 @@ constexpr float to_float(float8_e8m0fnu value) noexcept {
 } // namespace NUMGAP_ISA_NAMESPACE
 
 // True for the storage types whose to_float is their whole decoding
-// (float16, bfloat16 and the float8 formats), as opposed to integers.
+// (float16, bfloat16, the float8 and the one-per-byte float6 formats), as
+// opposed to integers. Not float4_e2m1fn: its tensors pack two codes a byte.
 template <class T>
 inline constexpr bool is_stored_float =
     std::is_same_v<T, float16> || std::is_same_v<T, bfloat16> || std::is_same_v<T, float8_e4m3fn> ||
-    std::is_same_v<T, float8_e5m2> || std::is_same_v<T, float8_e8m0fnu>;
+    std::is_same_v<T, float8_e5m2> || std::is_same_v<T, float8_e8m0fnu> || std::is_same_v<T, float6_e2m3fn> ||
+    std::is_same_v<T, float6_e3m2fn>;
 
 } // namespace numgap

@@ -28,6 +28,7 @@
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/npy.hpp>
+#include <numgap/io/npy/repack_codes.hpp>
 #include <numgap/io/run_manifest.hpp>
 
 namespace numgap::io {
@@ -100,6 +101,12 @@ inline void check_declared_shape(const tensor_spec& spec, std::span<const std::i
 inline void finish_loaded_tensor(const tensor_spec& spec, loaded_tensor_state& state, const std::string& where) {
     tensor_view& view = state.view;
     check_declared_shape(spec, view.shape(), where);
+    // float4_e2m1fn declared over one code a byte (an ml_dtypes .npy, which
+    // io/npy/header.hpp hands over as uint8): packed here, once.
+    if (spec.type == dtype::float4_e2m1fn && view.type() == dtype::uint8) {
+        view = repack_float4_codes(view, state.aligned);
+        if (state.mapping != nullptr && state.buffer == nullptr) state.mapping->check_intact(); // copied from the file
+    }
     const std::size_t item = size_of(view.type());
     if (reinterpret_cast<std::uintptr_t>(view.data()) % item != 0) {
         std::int64_t extent = view.size() == 0 ? 0 : 1;

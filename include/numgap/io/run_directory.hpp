@@ -123,10 +123,15 @@ private:
         const tensor_spec::block_spec& block = *spec.block;
         const tensor_view& view = tensor.view();
         const error_location location = error_location::at_item(path_.string(), spec.key);
-        if (!is_integer(view.type()))
+        if (!is_integer(view.type()) && !is_mx_element(view.type()))
             throw error(error_kind::dtype,
                         "graph.json gives \"block\" but the tensor stores " + std::string(name_of(view.type())) +
-                            ", not an integer type",
+                            ", neither an integer type nor an MX element format",
+                        location);
+        if (is_mx_element(view.type()) && !block.zero_points.empty())
+            throw error(error_kind::schema,
+                        "graph.json gives \"block\" \"zero_points\" for " + std::string(name_of(view.type())) +
+                            "; an MX element format takes scales only",
                         location);
         if (view.has_axis_order())
             throw error(error_kind::shape,
@@ -200,6 +205,9 @@ private:
             case dtype::boolean:
             case dtype::int4:
             case dtype::uint4:
+            case dtype::float4_e2m1fn:
+            case dtype::float6_e2m3fn:
+            case dtype::float6_e3m2fn:
                 throw error(error_kind::dtype,
                             label + " stores " + std::string(name_of(values.type())) + ", which block " +
                                 std::string(what) + " cannot be",

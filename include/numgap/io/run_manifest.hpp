@@ -24,7 +24,14 @@
 // default -1), `scales` required and `zero_points` optional: each the key of
 // another tensor of the run or a file inside the run folder (.npy), resolved
 // when the tensor is loaded (run_directory::load). It excludes "scale",
-// "zero_point" and "quant_axis".
+// "zero_point" and "quant_axis". Besides integers, the MX element formats
+// (float8_e4m3fn / e5m2, float6_e2m3fn / e3m2fn, float4_e2m1fn) take a
+// "block" (scales only): an OCP MX tensor (here MXFP4) is
+//   "w": {"dtype": "float4_e2m1fn", "block": {"size": 32, "scales": "w_scales"}},
+//   "w_scales": {"dtype": "float8_e8m0fnu"}
+// with the e8m0 scales a tensor of the run ('|V1' .npy or raw bytes, declared
+// float8_e8m0fnu; or any float dtype). MXINT8 is "int8" with scales that
+// already hold e8m0 * 2^-6 (core/float_mx.hpp), e.g. a float32 .npy.
 //
 // Validation is strict because a silently ignored field gives wrong numbers
 // (a misspelt "zero_pont" would drop the offset): unknown keys are errors
@@ -405,11 +412,17 @@ private:
             if (spec.quantized)
                 fail(*block, context + ": \"block\" and \"scale\" are given; a tensor is quantized per tensor, per "
                                        "channel or per block, not two of them");
-            if (spec.type && !is_integer(*spec.type))
+            if (spec.type && !is_integer(*spec.type) && !is_mx_element(*spec.type))
                 fail(*type,
                      context + ": \"block\" is given but dtype " + std::string(name_of(*spec.type)) +
-                         " is not an integer type; only integer tensors can be quantized",
+                         " is neither an integer type nor an MX element format (float8_e4m3fn, float8_e5m2, "
+                         "float6_e2m3fn, float6_e3m2fn, float4_e2m1fn); only those can be block-quantized",
                      error_kind::dtype, key);
+            if (spec.type && is_mx_element(*spec.type) && !spec.block->zero_points.empty())
+                fail(*block,
+                     context + ": \"block\" gives \"zero_points\" for dtype " + std::string(name_of(*spec.type)) +
+                         "; an MX element format takes scales only (value = scale * decode(code))",
+                     error_kind::schema, key);
             const int rank = spec.shape ? int(spec.shape->size()) : max_rank;
             if (spec.shape && (spec.block->axis >= rank || spec.block->axis < -rank))
                 fail(*block,

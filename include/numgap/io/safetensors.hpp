@@ -31,7 +31,14 @@
 //    exactly: sorted by begin, each begins where the previous ended, the first
 //    at 0 and the last ends at the end of the file - so no two overlap, none
 //    leaves the file, and there are no holes nor trailing bytes.
-// A dtype numgap cannot compute with (I64, U64, U32, C64, F8_*, F4, F6_*) is
+// F4 is float4_e2m1fn, two codes a byte, element 2k in the low nibble (the
+// layout numgap's packed types use, core/dtype.hpp; safetensors itself only
+// says 4 bits an element, so an odd count, a fraction of a byte, is refused
+// above). F6_E2M3 / F6_E3M2 are 6 bits an element, packed across bytes in an
+// order the format does not fix: numgap does not read them (its float6 types
+// are one code a byte, as ml_dtypes stores them; store such a tensor as U8
+// codes and declare it float6_* in graph.json).
+// A dtype numgap cannot compute with (I64, U64, U32, C64, F6_*) is
 // no error in the index: the file and its other tensors stay usable.
 // safetensors_view() of such an entry throws "unsupported dtype F8_E4M3 in key
 // '<key>' of file '<file>'". Data may be misaligned for its dtype (nothing in
@@ -103,7 +110,7 @@ inline constexpr safetensors_dtype safetensors_dtypes[] = {
     {"BF16", 16, dtype::bfloat16}, {"I32", 32, dtype::int32},    {"F32", 32, dtype::float32},
     {"F64", 64, dtype::float64},  {"U32", 32, std::nullopt},     {"I64", 64, std::nullopt},
     {"U64", 64, std::nullopt},    {"C64", 64, std::nullopt},     {"F8_E5M2", 8, dtype::float8_e5m2},
-    {"F8_E4M3", 8, dtype::float8_e4m3fn}, {"F8_E8M0", 8, dtype::float8_e8m0fnu},  {"F4", 4, std::nullopt},
+    {"F8_E4M3", 8, dtype::float8_e4m3fn}, {"F8_E8M0", 8, dtype::float8_e8m0fnu},  {"F4", 4, dtype::float4_e2m1fn},
     {"F6_E2M3", 6, std::nullopt}, {"F6_E3M2", 6, std::nullopt},
 };
 
@@ -265,7 +272,9 @@ inline tensor_view safetensors_view(std::span<const std::byte> bytes, const safe
     if (!entry.type)
         throw error(error_kind::dtype,
                     "unsupported dtype " + entry.dtype_name + " in key '" + entry.key + "' of file '" +
-                        std::string(file) + "' (numgap computes with BOOL, U8, I8, U16, I16, I32, F16, BF16, F32, F64)",
+                        std::string(file) + "' (numgap computes with BOOL, U8, I8, U16, I16, I32, F16, BF16, F32, F64, F8_E4M3, F8_E5M2, "
+                        "F8_E8M0 and F4; F6_* packs 6-bit codes across bytes, which numgap does not read: store them "
+                        "one a byte as U8 and declare float6_e2m3fn / float6_e3m2fn in graph.json)",
                     error_location::at_item(std::string(file), entry.key));
     if (entry.shape.size() > std::size_t(max_rank))
         throw error(error_kind::limit,

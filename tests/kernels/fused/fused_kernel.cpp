@@ -58,6 +58,33 @@ void check_accuracy_bounds(const numgap::kernels::pair_moments& m, const numgap:
     CHECK(m.max_abs_diff == double(float(oracle.max_abs())));
 }
 
+// The largest magnitude of block b (of `block` elements) of r.
+float block_largest(const std::vector<float>& r, std::size_t b, std::size_t block) {
+    float largest = 0;
+    for (std::size_t i = b * block; i < std::min(r.size(), (b + 1) * block); ++i) largest = std::max(largest, std::fabs(r[i]));
+    return largest;
+}
+
+// A target of `codes` with one scale per block of 32 along the single row,
+// read in registers by block_source on every arch, against r; t holds the
+// dequantized values the oracle sees.
+void check_block_target_bounds(const std::vector<float>& r, const std::vector<float>& t,
+                               const std::vector<std::uint8_t>& codes, numgap::dtype type,
+                               const std::vector<float>& scales) {
+    const auto oracle = numgap::kernels::scalar_reference<float>(r, t);
+    CHECK(oracle.max_abs() > 0);
+    numgap::kernels::stored_run target{codes.data(), type};
+    target.block_scales = scales.data();
+    target.block_size = 32;
+    target.divider = numgap::kernels::make_block_divider(32);
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        CAPTURE(std::string_view(table.arch_name));
+        numgap::kernels::pair_moments m;
+        table.run_f32(numgap::kernels::stored_run{r.data(), numgap::dtype::float32}, target, r.size(), {}, m);
+        check_accuracy_bounds(m, oracle, r.size());
+    }
+}
+
 } // namespace
 
 TEST_SUITE("kernels") {
@@ -116,11 +143,11 @@ TEST_CASE("the accuracy bounds hold at n = 1e7 for int4 and int8 block-quantized
     std::vector<float> r(n), t(n), scales(blocks);
     for (float& value : r) value = normal(generator);
     for (const numgap::dtype type : {numgap::dtype::int4, numgap::dtype::int8}) {
+        CAPTURE(numgap::name_of(type));
         const float top = type == numgap::dtype::int4 ? 7.0f : 127.0f;
         std::vector<std::uint8_t> codes(type == numgap::dtype::int4 ? (n + 1) / 2 : n, 0);
         for (std::size_t b = 0; b < blocks; ++b) {
-            float largest = 0;
-            for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) largest = std::max(largest, std::fabs(r[i]));
+            const float largest = block_largest(r, b, block);
             scales[b] = largest > 0 ? largest / top : 1.0f;
         }
         for (std::size_t i = 0; i < n; ++i) {
@@ -131,18 +158,53 @@ TEST_CASE("the accuracy bounds hold at n = 1e7 for int4 and int8 block-quantized
                 codes[i] = std::uint8_t(q);
             t[i] = scales[i / block] * float(q); // the oracle's dequantization
         }
-        const auto oracle = numgap::kernels::scalar_reference<float>(r, t);
-        numgap::kernels::stored_run target{codes.data(), type};
-        target.block_scales = scales.data();
-        target.block_size = std::uint32_t(block);
-        target.divider = numgap::kernels::make_block_divider(std::uint32_t(block));
-        for (const auto& table : numgap::kernels::available_kernels()) {
-            CAPTURE(std::string_view(table.arch_name));
-            CAPTURE(numgap::name_of(type));
-            numgap::kernels::pair_moments m;
-            table.run_f32(numgap::kernels::stored_run{r.data(), numgap::dtype::float32}, target, n, {}, m);
-            check_accuracy_bounds(m, oracle, n);
+        check_block_target_bounds(r, t, codes, type, scales);
+    }
+}
+
+TEST_CASE("the accuracy bounds hold at n = 1e7 for MXFP4, MXFP6, MXFP8 and MXINT8 targets (OCP blocks of 32), every arch") {
+    // OCP MX v1.0 quantization of the reference: per block of 32 a shared
+    // power-of-two scale X = 2^(floor(log2(amax)) - emax) (emax: the largest
+    // exponent of the element format), each element the nearest code of
+    // r / X, saturating; MXINT8 is int8 codes of r / X * 2^6 with scale
+    // X * 2^-6 (core/float_mx.hpp). Read in registers by block_source; the
+    // oracle sees the dequantized values, so max_abs is exact against them.
+    const std::size_t n = 10'000'000, block = 32, blocks = (n + block - 1) / block;
+    std::mt19937_64 generator(11);
+    std::normal_distribution<float> normal(0.5f, 2.0f);
+    std::vector<float> r(n), t(n), scales(blocks);
+    for (float& value : r) value = normal(generator);
+    using numgap::dtype;
+    const std::pair<dtype, int> formats[] = {{dtype::float4_e2m1fn, 2}, {dtype::float6_e2m3fn, 2}, {dtype::float6_e3m2fn, 4},
+                                             {dtype::float8_e4m3fn, 8}, {dtype::float8_e5m2, 15}, {dtype::int8, 0}};
+    for (const auto& [type, emax] : formats) {
+        CAPTURE(numgap::name_of(type));
+        const bool packed = type == dtype::float4_e2m1fn, integer = type == dtype::int8;
+        const auto grid = integer ? std::vector<std::pair<float, std::uint8_t>>{}
+                          : type == dtype::float8_e4m3fn || type == dtype::float8_e5m2 ? numgap_test::float8_grid(type)
+                                                                                        : numgap_test::mx_grid(type);
+        std::vector<std::uint8_t> codes(packed ? (n + 1) / 2 : n, 0);
+        for (std::size_t b = 0; b < blocks; ++b) {
+            const float largest = block_largest(r, b, block);
+            const int shared = largest > 0 ? std::ilogb(largest) - emax : 0;
+            const float x = std::ldexp(1.0f, shared); // an e8m0 value
+            scales[b] = integer ? x * 0x1p-6f : x;
+            for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) {
+                if (integer) {
+                    const auto q = std::int32_t(std::clamp(std::lround(r[i] / scales[b]), -127L, 127L));
+                    codes[i] = std::uint8_t(q);
+                    t[i] = scales[b] * float(q);
+                } else {
+                    const auto [value, code] = numgap_test::nearest_float8(grid, r[i] / x);
+                    if (packed)
+                        codes[i / 2] = std::uint8_t(codes[i / 2] | (code << (4 * (i % 2))));
+                    else
+                        codes[i] = code;
+                    t[i] = x * value;
+                }
+            }
         }
+        check_block_target_bounds(r, t, codes, type, scales);
     }
 }
 

@@ -16,6 +16,8 @@
 
 #include <doctest/doctest.h>
 
+#include "../walk_both_paths.hpp"
+
 #include <numgap/kernels/dispatch/dispatch.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/kernels/scalar_reference.hpp>
@@ -49,15 +51,6 @@ kernels::pair_moments run_pair(const kernels::kernel_table& table, const std::ve
     return moments;
 }
 
-// Exact agreement of every element: zero differences, and the sums of
-// squares of both sides equal.
-void check_exact(const kernels::pair_moments& m, std::size_t n) {
-    CHECK(m.count == std::int64_t(n));
-    CHECK(m.max_abs_diff == 0.0);
-    CHECK(m.sum_squared_diff == 0.0);
-    CHECK(m.sum_squared_reference == m.sum_squared_target);
-}
-
 std::vector<std::uint8_t> pattern_bytes(std::size_t count, unsigned seed) {
     std::vector<std::uint8_t> bytes(count);
     for (std::size_t i = 0; i < count; ++i) bytes[i] = std::uint8_t(i < 256 ? i : (i * 2654435761u + seed) >> 13);
@@ -85,7 +78,7 @@ TEST_CASE("every int4 / uint4 nibble dequantizes exactly, per tensor, at both ni
                     CAPTURE(n);
                     kernels::stored_run target{bytes.data(), type, 0.37f, 3};
                     target.nibble = std::uint8_t(phase);
-                    check_exact(run_pair(table, reference, target, n), n);
+                    numgap_test::check_exact(run_pair(table, reference, target, n), n);
                 }
             }
         }
@@ -130,7 +123,7 @@ TEST_CASE("block-scaled runs use each element's block, straddling vectors and pa
                         CAPTURE(block);
                         CAPTURE(offset);
                         CAPTURE(n);
-                        check_exact(run_pair(table, reference, target, n), n);
+                        numgap_test::check_exact(run_pair(table, reference, target, n), n);
                     }
                 }
             }
@@ -189,24 +182,11 @@ TEST_CASE("packed and block-quantized views walk exactly through both plan paths
             numgap::validate_pair(reference_view, target);
             const auto plan = kernels::make_pair_plan(reference_view, target);
             CHECK(kernels::runs_in_registers(plan) == (axis == 1 && shape.columns >= kernels::shortest_run));
-            for (const auto& table : kernels::available_kernels()) {
-                for (const bool in_registers : {true, false}) {
-                    CAPTURE(std::string_view(table.arch_name));
-                    CAPTURE(numgap::name_of(type));
-                    CAPTURE(shape.rows);
-                    CAPTURE(shape.columns);
-                    CAPTURE(shape.axis);
-                    CAPTURE(in_registers);
-                    kernels::kernel_table used = table;
-                    if (!in_registers) used.run_f32 = nullptr;
-                    kernels::pair_moments moments;
-                    // Two calls split at an odd position: runs that start mid-row and mid-byte.
-                    const std::int64_t split = count / 2 | 1;
-                    kernels::accumulate_plan(plan, 0, split, used, {}, moments);
-                    kernels::accumulate_plan(plan, split, count, used, {}, moments);
-                    check_exact(moments, std::size_t(count));
-                }
-            }
+            CAPTURE(numgap::name_of(type));
+            CAPTURE(shape.rows);
+            CAPTURE(shape.columns);
+            CAPTURE(shape.axis);
+            numgap_test::check_exact_on_both_paths(plan, count);
         }
     }
 }

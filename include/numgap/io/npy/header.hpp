@@ -13,7 +13,9 @@
 // but any opaque record of that size looks the same, so it is read only when
 // the caller declares a dtype of the same size for it (graph.json "dtype":
 // "bfloat16" or "float8_e4m3fn", ...); otherwise it is an error that says how
-// to declare it.
+// to declare it. A '|V1' declared float4_e2m1fn (ml_dtypes stores it one
+// code a byte) is read as uint8 codes, packed at load by io/loaded_tensor.hpp;
+// a '|V1' declared int4 / uint4 is refused (store those as int8 / uint8).
 // A file whose data is longer than the shape needs is an error, not tolerated:
 // NumPy never writes trailing bytes, so they mean a wrong header or a bad file.
 //
@@ -317,6 +319,10 @@ inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::uint64
                            std::string(name_of(*stored)) + " (descr '" + header.descr + "')",
                        error_location::at_item(std::string(source), "descr"));
         header.type = *stored;
+    } else if (declared && *declared == dtype::float4_e2m1fn && detail::opaque_descr_size(header.descr) == 1) {
+        // ml_dtypes saves float4_e2m1fn one code a byte: read as those bytes
+        // (uint8); finish_loaded_tensor packs them (io/npy/repack_codes.hpp).
+        header.type = dtype::uint8;
     } else if (declared && is_packed(*declared)) {
         // ml_dtypes saves int4 / uint4 one element per byte ('|V1'), not packed
         // two per byte as numgap's int4 is: reading it as packed would pair
@@ -334,9 +340,10 @@ inline npy_header parse_npy_header(std::span<const std::byte> bytes, std::uint64
         throw fail(error_kind::dtype,
                    "descr '" + header.descr + "' is an opaque " + (one_byte ? "1" : "2") +
                        "-byte type (NumPy saves " +
-                       (one_byte ? "ml_dtypes' float8 types" : "ml_dtypes.bfloat16") +
+                       (one_byte ? "ml_dtypes' float8, float6 and float4 types" : "ml_dtypes.bfloat16") +
                        " this way); declare it with \"dtype\": " +
-                       (one_byte ? "\"float8_e4m3fn\" (or float8_e5m2, float8_e8m0fnu)"
+                       (one_byte ? "\"float8_e4m3fn\" (or float8_e5m2, float8_e8m0fnu, float6_e2m3fn, float6_e3m2fn, "
+                                   "float4_e2m1fn)"
                                  : "\"bfloat16\"") +
                        " for this tensor in graph.json" +
                        (declared ? " (it declares " + std::string(name_of(*declared)) + ", which is " +

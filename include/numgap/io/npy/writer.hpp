@@ -8,7 +8,9 @@
 // writes ml_dtypes' float8 arrays; reading such a file back needs the
 // declared dtype (io/npy/header.hpp). NumPy has no packed 4-bit type: int4
 // and uint4 (contiguous, as every packed view) are written unpacked, one
-// element per byte, as '|i1' / '|u1' (ml_dtypes' int4 stores them so too).
+// element per byte, as '|i1' / '|u1' (ml_dtypes' int4 stores them so too);
+// float4_e2m1fn likewise, one code per byte as '|V1' (ml_dtypes'
+// float4_e2m1fn layout), and the float6 types as '|V1' too.
 // Complexity: O(elements). Throws: numgap::error of kind `io` naming the path
 // and the errno text (a partial file is removed); std::bad_alloc.
 #include <array>
@@ -46,7 +48,10 @@ inline std::string_view descr_of(dtype type) noexcept {
     case dtype::boolean: return "|b1";
     case dtype::float8_e4m3fn:
     case dtype::float8_e5m2:
-    case dtype::float8_e8m0fnu: return "|V1";
+    case dtype::float8_e8m0fnu:
+    case dtype::float6_e2m3fn:
+    case dtype::float6_e3m2fn:
+    case dtype::float4_e2m1fn: return "|V1";
     case dtype::int4: return "|i1";
     case dtype::uint4: return "|u1";
     }

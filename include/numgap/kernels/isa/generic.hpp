@@ -17,6 +17,13 @@
 //   widen_nibbles_to_float32<Arch, Codes>(tag, bytes, scale, zero_point): one
 //     vector of float32 from `width` packed codes starting at a byte
 //     boundary, as scale * float(q - zero_point), element by element here.
+//   mx_code_value<Codes>(bytes, e): element e of MX element codes (Codes:
+//     e2m1_codes, packed like int4, or float6_e2m3fn / float6_e3m2fn, one a
+//     byte) as its float32 value (core/float_mx.hpp), from mx_code_table.
+//   widen_mx_to_float32<Arch, Codes>(tag, bytes): one vector of those values
+//     from `width` codes starting at a byte boundary, unscaled (block_source
+//     applies the block's scale), element by element here; x86_avx2.hpp and
+//     x86_avx512.hpp look the codes up in registers.
 //   transpose_block_width(tag) / transpose_block(tag, ...): the side of the
 //     in-register transpose block and the block itself (1 here: one element;
 //     transpose_tile.hpp then uses its scalar loop throughout).
@@ -44,6 +51,26 @@ struct int4_codes {
 struct uint4_codes {
     static constexpr bool is_signed = false;
 };
+// Packed float4_e2m1fn codes (core/float_mx.hpp), two per byte like int4.
+struct e2m1_codes {};
+
+// Every code's value, for the in-register lookups (the 6-bit tables' first
+// 32 entries are the positive magnitudes, the last 32 their negations).
+// Data, not code: one copy serves every instruction set.
+template <std::size_t Count>
+struct mx_code_table {
+    float values[Count];
+};
+template <class Format, std::size_t Count>
+constexpr mx_code_table<Count> make_mx_code_table() noexcept {
+    mx_code_table<Count> table{};
+    for (std::size_t code = 0; code < Count; ++code) table.values[code] = to_float(Format{std::uint8_t(code)});
+    return table;
+}
+inline constexpr mx_code_table<16> e2m1_values = make_mx_code_table<float4_e2m1fn, 16>();
+inline constexpr mx_code_table<64> e2m3_values = make_mx_code_table<float6_e2m3fn, 64>();
+inline constexpr mx_code_table<64> e3m2_values = make_mx_code_table<float6_e3m2fn, 64>();
+
 } // namespace numgap::kernels::detail
 
 namespace numgap::kernels::detail::isa {
@@ -103,6 +130,35 @@ xsimd::batch<float, Arch> widen_nibbles_to_float32(xsimd::generic, const std::ui
     alignas(64) float values[width];
     for (std::size_t k = 0; k < width; ++k)
         values[k] = keep_rounded(scale * float(nibble_code<Codes>(bytes, k) - zero_point));
+    return xsimd::batch<float, Arch>::load_aligned(values);
+}
+
+template <class Codes>
+constexpr const float* mx_values() noexcept {
+    if constexpr (std::is_same_v<Codes, e2m1_codes>)
+        return e2m1_values.values;
+    else if constexpr (std::is_same_v<Codes, float6_e2m3fn>)
+        return e2m3_values.values;
+    else
+        return e3m2_values.values;
+}
+
+template <class Codes>
+float mx_code_value(const std::uint8_t* bytes, std::size_t element) noexcept {
+    static_assert(std::is_same_v<Codes, e2m1_codes> || std::is_same_v<Codes, float6_e2m3fn> ||
+                      std::is_same_v<Codes, float6_e3m2fn>,
+                  "mx_code_value reads packed e2m1 codes or one-byte float6 codes.");
+    if constexpr (std::is_same_v<Codes, e2m1_codes>)
+        return mx_values<Codes>()[(bytes[element / 2] >> (4 * (element % 2))) & 0xf];
+    else
+        return mx_values<Codes>()[bytes[element] & 0x3f]; // bits 6-7 ignored (core/float_mx.hpp)
+}
+
+template <class Arch, class Codes>
+xsimd::batch<float, Arch> widen_mx_to_float32(xsimd::generic, const std::uint8_t* bytes) noexcept {
+    constexpr std::size_t width = xsimd::batch<float, Arch>::size;
+    alignas(64) float values[width];
+    for (std::size_t k = 0; k < width; ++k) values[k] = mx_code_value<Codes>(bytes, k);
     return xsimd::batch<float, Arch>::load_aligned(values);
 }
 

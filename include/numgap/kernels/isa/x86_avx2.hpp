@@ -13,6 +13,9 @@
 //     8 float32 by zero/sign-extending loads (vpmovzx/vpmovsx) or vcvtph2ps
 //     (float8 by way of float16: core/float8.hpp).
 //   widen_nibbles_to_float32 (AVX2): 8 packed 4-bit codes from 4 bytes.
+//   widen_mx_to_float32 (AVX2): 8 MX element codes looked up in registers:
+//     the magnitude bits index 8-entry tables with vpermps (four of them and
+//     two blends for the 32 float6 magnitudes), the sign bit is moved to bit 31.
 // Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
 #include <numgap/kernels/isa/generic.hpp>
 
@@ -130,6 +133,38 @@ xsimd::batch<float, Arch> widen_nibbles_to_float32(xsimd::avx2, const std::uint8
         q = _mm256_and_si256(_mm256_srlv_epi32(doubled, _mm256_set_epi32(4, 0, 4, 0, 4, 0, 4, 0)), _mm256_set1_epi32(0xf));
     const __m256 shifted = _mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(zero_point)));
     return _mm256_mul_ps(_mm256_set1_ps(scale), shifted);
+}
+
+template <class Arch, class Codes>
+xsimd::batch<float, Arch> widen_mx_to_float32(xsimd::avx2, const std::uint8_t* bytes) noexcept {
+    const float* table = mx_values<Codes>();
+    __m256i codes;
+    __m256 magnitude;
+    int sign_shift;
+    if constexpr (std::is_same_v<Codes, e2m1_codes>) {
+        std::int32_t four_bytes;
+        std::memcpy(&four_bytes, bytes, sizeof four_bytes);
+        const __m128i packed = _mm_cvtsi32_si128(four_bytes);
+        const __m256i doubled = _mm256_cvtepu8_epi32(_mm_unpacklo_epi8(packed, packed));
+        codes = _mm256_srlv_epi32(doubled, _mm256_set_epi32(4, 0, 4, 0, 4, 0, 4, 0));
+        magnitude = _mm256_permutevar8x32_ps(_mm256_loadu_ps(table), codes); // low 3 bits: the magnitude
+        sign_shift = 28; // bit 3
+    } else {
+        codes = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes)));
+        // blendv picks by bit 31: bit 3 of the code selects within a pair of
+        // tables, bit 4 between the pairs.
+        const __m256 bit3 = _mm256_castsi256_ps(_mm256_slli_epi32(codes, 28));
+        const __m256 bit4 = _mm256_castsi256_ps(_mm256_slli_epi32(codes, 27));
+        const __m256 low = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table), codes),
+                                            _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 8), codes), bit3);
+        const __m256 high = _mm256_blendv_ps(_mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 16), codes),
+                                             _mm256_permutevar8x32_ps(_mm256_loadu_ps(table + 24), codes), bit3);
+        magnitude = _mm256_blendv_ps(low, high, bit4);
+        sign_shift = 26; // bit 5; bits 6-7 shift out (ignored, core/float_mx.hpp)
+    }
+    const __m256i sign = _mm256_and_si256(_mm256_sll_epi32(codes, _mm_cvtsi32_si128(sign_shift)),
+                                          _mm256_set1_epi32(std::int32_t(0x80000000u)));
+    return _mm256_castsi256_ps(_mm256_or_si256(_mm256_castps_si256(magnitude), sign));
 }
 #endif
 

@@ -20,6 +20,10 @@
 //   widen_nibbles_to_float32: 16 packed 4-bit codes from 8 bytes: each byte
 //     doubled, zero-extended to 32 bits, then each lane's nibble moved into
 //     place by a per-lane shift (arithmetic for int4, sign-extending).
+//   widen_mx_to_float32: 16 MX element codes looked up in registers: e2m1
+//     nibbles (as for uint4) index the 16-entry table with vpermps; float6
+//     bytes index the 32 magnitudes with vpermt2ps (which reads only the
+//     index's low 5 bits), and bit 5 moves to the sign bit.
 //   widen_float16_vectors: 16 float16 per vcvtph2ps, except vectors holding a
 //     NaN, converted portably (vcvtph2ps would quiet a signalling NaN).
 //   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements.
@@ -101,7 +105,7 @@ xsimd::batch<float, Arch> widen_to_float32(xsimd::avx512f, const Stored* p, floa
 }
 
 template <class Arch, class Stored>
-    requires(!std::is_same_v<Stored, float8_e4m3fn> && !std::is_same_v<Stored, float8_e5m2>)
+    requires(std::is_same_v<Stored, float16> || std::is_same_v<Stored, bfloat16> || std::is_integral_v<Stored>)
 xsimd::batch<float, Arch> widen_to_float32(xsimd::avx512f, const Stored* p, float scale, std::int32_t zero_point) noexcept {
     if constexpr (std::is_same_v<Stored, float16>)
         return _mm512_maskz_cvtph_ps(all_16_lanes, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
@@ -140,6 +144,27 @@ xsimd::batch<float, Arch> widen_nibbles_to_float32(xsimd::avx512f, const std::ui
     }
     const __m512 shifted = _mm512_maskz_cvtepi32_ps(all_16_lanes, _mm512_sub_epi32(q, _mm512_set1_epi32(zero_point)));
     return _mm512_mul_ps(_mm512_set1_ps(scale), shifted);
+}
+
+template <class Arch, class Codes>
+xsimd::batch<float, Arch> widen_mx_to_float32(xsimd::avx512f, const std::uint8_t* bytes) noexcept {
+    const float* table = mx_values<Codes>();
+    if constexpr (std::is_same_v<Codes, e2m1_codes>) {
+        const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
+        const __m512i doubled = _mm512_maskz_cvtepu8_epi32(all_16_lanes, _mm_unpacklo_epi8(packed, packed));
+        // vpermps reads the index's low 4 bits: lane 2k's low nibble is in
+        // place, lane 2k+1's high nibble comes down by 4.
+        const __m512i to_bottom = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
+        const __m512i codes = _mm512_maskz_srlv_epi32(all_16_lanes, doubled, to_bottom);
+        return _mm512_maskz_permutexvar_ps(all_16_lanes, codes, _mm512_loadu_ps(table));
+    } else {
+        const __m512i codes = _mm512_maskz_cvtepu8_epi32(all_16_lanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)));
+        const __m512 magnitude = _mm512_maskz_permutex2var_ps(all_16_lanes, _mm512_loadu_ps(table), codes,
+                                                              _mm512_loadu_ps(table + 16));
+        // Bit 5 to bit 31; bits 6-7 shift out (ignored, core/float_mx.hpp).
+        const __m512i sign = _mm512_maskz_slli_epi32(all_16_lanes, _mm512_and_si512(codes, _mm512_set1_epi32(0x20)), 26);
+        return _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(magnitude), sign));
+    }
 }
 
 inline std::size_t widen_float16_vectors(xsimd::avx512f, const float16* source, std::size_t n, float* out) noexcept {

@@ -40,7 +40,8 @@ inline bool runs_in_registers(const pair_plan& plan) noexcept {
         if (side.strides[std::size_t(last)] != 1) return false;
         if (side.block_scales != nullptr)
             return side.block_dim == last && side.block_inner == 1 && side.block_axis_length < longest_block_row &&
-                   (side.type == dtype::int8 || side.type == dtype::uint8 || is_packed(side.type));
+                   (side.type == dtype::int8 || side.type == dtype::uint8 || is_packed(side.type) ||
+                    is_mx_element(side.type));
         if (side.scales == nullptr) return widens_in_registers(side.type, side.zero_point);
         if (side.channel_dim == last) return false;
         if (side.zero_points != nullptr)

@@ -11,7 +11,8 @@
 // every pass sees the same values (q - zero_point is formed exactly, never in
 // int32; above 2^24 in magnitude, i.e. int32 data or an extreme zero point, it
 // rounds to float32); per-channel parameters are looked up by the element's
-// channel index. Packed 4-bit data and block-quantized sides are converted
+// channel index. Packed 4-bit data, block-quantized sides and scaled MX
+// element sides (scale * decode(code)) are converted
 // element by element (convert_coded_run: the block of each element from its
 // stored index, plan_side's formula): correct for every layout, not fast;
 // blocks along the last axis usually go through the in-register path instead
@@ -113,7 +114,19 @@ inline std::int64_t stored_integer(const plan_side& side, std::int64_t e) noexce
     case dtype::int16: return reinterpret_cast<const std::int16_t*>(side.base)[e];
     case dtype::uint16: return reinterpret_cast<const std::uint16_t*>(side.base)[e];
     case dtype::int32: return reinterpret_cast<const std::int32_t*>(side.base)[e];
-    default: NUMGAP_ASSERT(false && "only integer sides are packed or block-quantized"); return 0;
+    default: NUMGAP_ASSERT(false && "only integer and MX element sides are packed or block-quantized"); return 0;
+    }
+}
+
+// The decoded value at element index e of an MX element side (is_mx_element).
+inline float stored_mx_value(const plan_side& side, std::int64_t e) noexcept {
+    switch (side.type) {
+    case dtype::float4_e2m1fn: return isa::mx_code_value<e2m1_codes>(side.base, std::size_t(e));
+    case dtype::float6_e2m3fn: return isa::mx_code_value<float6_e2m3fn>(side.base, std::size_t(e));
+    case dtype::float6_e3m2fn: return isa::mx_code_value<float6_e3m2fn>(side.base, std::size_t(e));
+    case dtype::float8_e4m3fn: return to_float(reinterpret_cast<const float8_e4m3fn*>(side.base)[e]);
+    case dtype::float8_e5m2: return to_float(reinterpret_cast<const float8_e5m2*>(side.base)[e]);
+    default: NUMGAP_ASSERT(false && "stored_mx_value reads MX element sides only"); return 0.0f;
     }
 }
 
@@ -121,11 +134,11 @@ inline std::int64_t stored_integer(const plan_side& side, std::int64_t e) noexce
 template <class T>
 void convert_coded_run(const plan_side& side, std::int64_t offset, std::int64_t stride, std::size_t n,
                        std::int64_t channel, std::int64_t channel_step, T* out) noexcept {
+    const bool mx_element = is_mx_element(side.type);
     for (std::size_t i = 0; i < n; ++i) {
         const std::int64_t e = offset + std::int64_t(i) * stride;
-        const std::int64_t q = stored_integer(side, e);
         if (!side.quantized) {
-            out[i] = T(q);
+            out[i] = mx_element ? T(stored_mx_value(side, e)) : T(stored_integer(side, e));
             continue;
         }
         float scale = side.scale;
@@ -142,8 +155,12 @@ void convert_coded_run(const plan_side& side, std::int64_t offset, std::int64_t 
             scale = side.scales[c];
             zero_point = side.zero_points ? side.zero_points[c] : 0;
         }
+        if (mx_element) {
+            out[i] = T(scale * stored_mx_value(side, e)); // validate_view: MX elements have no zero point
+            continue;
+        }
         // q - zero_point exact in double; one rounding to float, as everywhere.
-        out[i] = T(scale * float(double(q) - double(zero_point)));
+        out[i] = T(scale * float(double(stored_integer(side, e)) - double(zero_point)));
     }
 }
 
@@ -153,7 +170,7 @@ template <class T>
 void convert_run(const plan_side& side, std::int64_t offset, std::int64_t stride, std::size_t n,
                  std::int64_t channel, std::int64_t channel_step, T* out,
                  widen_f32_function* widen_f32 = nullptr) noexcept {
-    if (is_packed(side.type) || side.block_scales != nullptr)
+    if (is_packed(side.type) || side.block_scales != nullptr || (side.quantized && is_mx_element(side.type)))
         return convert_coded_run(side, offset, stride, n, channel, channel_step, out);
     if constexpr (std::is_same_v<T, float>) {
         if (widen_f32 != nullptr && stride == 1 && side.scales == nullptr && widens_to_f32(side.type)) {
@@ -176,8 +193,11 @@ void convert_run(const plan_side& side, std::int64_t offset, std::int64_t stride
     case dtype::float8_e4m3fn: return convert_run_typed<float8_e4m3fn>(side, offset, stride, n, channel, channel_step, out);
     case dtype::float8_e5m2: return convert_run_typed<float8_e5m2>(side, offset, stride, n, channel, channel_step, out);
     case dtype::float8_e8m0fnu: return convert_run_typed<float8_e8m0fnu>(side, offset, stride, n, channel, channel_step, out);
+    case dtype::float6_e2m3fn: return convert_run_typed<float6_e2m3fn>(side, offset, stride, n, channel, channel_step, out);
+    case dtype::float6_e3m2fn: return convert_run_typed<float6_e3m2fn>(side, offset, stride, n, channel, channel_step, out);
     case dtype::int4:
-    case dtype::uint4: break; // convert_coded_run above
+    case dtype::uint4:
+    case dtype::float4_e2m1fn: break; // convert_coded_run above
     }
     NUMGAP_ASSERT(false && "validate_pair rejects unknown dtypes");
 }

@@ -8,14 +8,16 @@
 //
 // widens_in_registers(type, zero_point) says which stored forms run_f32
 // accepts: float32 itself, the 16-bit floats, float8 e4m3fn and e5m2 (not
-// e8m0, a scale type, which takes the block path), and 8/16-bit integers whose
+// e8m0, a scale type, which takes the block path), the MX element formats
+// (float4_e2m1fn, float6_e2m3fn / e3m2fn; float8 too when block-scaled,
+// through block_source), and 8/16-bit integers whose
 // zero point lies within +-2^24 (so q - zero_point is exact in int32 and
 // exactly representable in float32, and the result is the same rounding, bit
 // for bit, as every other dequantization path in numgap). Raw integers are
 // scale 1, zero point 0 (1.0f * float(q) is float(q)). int32, bool and
 // float64 data and extreme zero points take the converting block path.
 //
-// Packed int4 / uint4 runs (core/dtype.hpp) start at nibble `nibble` (0: low,
+// Packed int4 / uint4 / float4_e2m1fn runs (core/dtype.hpp) start at nibble `nibble` (0: low,
 // 1: high) of the byte at `data`. A run of block-quantized data
 // (core/quantization.hpp, blocks along the last axis) lies within one row of
 // that axis: `block_scales` / `block_zero_points` are that row's parameters,
@@ -54,7 +56,10 @@ constexpr bool widens_in_registers(dtype type, std::int64_t zero_point = 0) noex
     case dtype::float16:
     case dtype::bfloat16:
     case dtype::float8_e4m3fn:
-    case dtype::float8_e5m2: return true;
+    case dtype::float8_e5m2:
+    case dtype::float4_e2m1fn:
+    case dtype::float6_e2m3fn:
+    case dtype::float6_e3m2fn: return true;
     case dtype::int8:
     case dtype::uint8:
     case dtype::int16:
@@ -74,9 +79,11 @@ constexpr bool run_pair_supported(dtype reference, dtype target) noexcept {
 
 // True for the dtypes kernel_table::widen_f32 accepts: the narrow types
 // run_f32 widens in registers (any zero point: widen_f32 handles extreme ones).
-// Packed 4-bit types are not among them (a run of them may start mid-byte).
+// Packed 4-bit types are not among them (a run of them may start mid-byte),
+// nor the float6 formats (block_source reads them; gather converts them).
 constexpr bool widens_to_f32(dtype type) noexcept {
-    return type != dtype::float32 && !is_packed(type) && widens_in_registers(type);
+    return type != dtype::float32 && !is_packed(type) && type != dtype::float6_e2m3fn &&
+           type != dtype::float6_e3m2fn && widens_in_registers(type);
 }
 
 } // namespace NUMGAP_ISA_NAMESPACE

@@ -5,9 +5,12 @@
 // loads from it would be undefined behaviour: io::run_directory copies such
 // data, a caller building a view over raw bytes must too), empty tensors, an
 // axis_order that is not a
-// permutation, quantization on a non-integer dtype, a zero or non-finite scale,
+// permutation, quantization on a dtype that is neither an integer nor an MX
+// element format (core/dtype.hpp's is_mx_element; those take block scales
+// only, without zero points, and NaN block scales: a NaN block), a zero or
+// non-finite scale,
 // a per-channel axis out of range or whose parameter count differs from the
-// axis length, a packed 4-bit view that is not contiguous, block quantization
+// axis length, a packed 4-bit (int4, uint4, float4_e2m1fn) view that is not contiguous, block quantization
 // with an axis out of range, a parameter count other than
 // outer * ceil(axis length / block size) * inner (core/quantization.hpp), a
 // zero point beyond +-2^24 (q - zero_point must be exact in float32), or a
@@ -120,10 +123,19 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
     }
     if (!view.is_quantized()) return;
     const quantization& q = view.quant();
-    if (!is_integer(view.type()))
+    const bool mx_element = is_mx_element(view.type());
+    if (!is_integer(view.type()) && !mx_element)
         throw error(error_kind::dtype,
                     who_text() + " carries quantization parameters but has dtype " +
-                        std::string(name_of(view.type())) + "; only integer dtypes can be quantized",
+                        std::string(name_of(view.type())) +
+                        "; only integer dtypes and the MX element formats (float8 e4m3fn / e5m2, float6, float4) "
+                        "can be quantized",
+                    where());
+    if (mx_element && (!q.per_block() || !q.zero_points.empty()))
+        throw error(error_kind::schema,
+                    who_text() + " is " + std::string(name_of(view.type())) +
+                        (q.per_block() ? " with block zero points" : " with per-tensor or per-channel quantization") +
+                        "; an MX element format takes block scales only (value = scale * decode(code))",
                     where());
     auto check_scale = [&](float scale, const std::string& label) {
         if (!std::isfinite(scale) || scale == 0.0f)
@@ -141,8 +153,10 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
                     where());
     if (q.per_block()) {
         detail::validate_blocks(view, who_text, where);
+        // An MX block's NaN scale (e8m0 0xFF) makes the block NaN (OCP MX v1.0).
         for (std::size_t b = 0; b < q.scales.size(); ++b)
-            if (!std::isfinite(q.scales[b]) || q.scales[b] == 0.0f) check_scale(q.scales[b], "block scale[" + std::to_string(b) + "]");
+            if ((!std::isfinite(q.scales[b]) && !(mx_element && std::isnan(q.scales[b]))) || q.scales[b] == 0.0f)
+                check_scale(q.scales[b], "block scale[" + std::to_string(b) + "]");
         return;
     }
     if (!q.per_channel()) {

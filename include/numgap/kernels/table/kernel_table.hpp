@@ -6,7 +6,8 @@
 // translation unit (which must be compiled with Arch's flags).
 // block_f32 / block_f64 read two float arrays; run_f32 reads two stored runs
 // (stored_run.hpp) straight from memory, widening float16, bfloat16, float8
-// e4m3fn / e5m2, (de)quantized 8/16-bit integers and packed 4-bit integers in registers,
+// e4m3fn / e5m2, the MX element formats (block-scaled float8, float6, packed
+// float4), (de)quantized 8/16-bit integers and packed 4-bit integers in registers,
 // per tensor, per channel or per block (block_source.hpp); precondition:
 // run_pair_supported(reference.type, target.type) and both zero points
 // within widens_in_registers' range.
@@ -75,15 +76,18 @@ void visit_stored_run(const stored_run& run, Visit&& visit) noexcept {
     case dtype::float32: return visit(pointer_source<Arch, float>{static_cast<const float*>(run.data)});
     case dtype::float16: return widening(float16{});
     case dtype::bfloat16: return widening(bfloat16{});
-    case dtype::float8_e4m3fn: return widening(float8_e4m3fn{});
-    case dtype::float8_e5m2: return widening(float8_e5m2{});
+    case dtype::float8_e4m3fn: return run.block_scales ? blocks(float8_e4m3fn{}) : widening(float8_e4m3fn{});
+    case dtype::float8_e5m2: return run.block_scales ? blocks(float8_e5m2{}) : widening(float8_e5m2{});
+    case dtype::float4_e2m1fn: return blocks(e2m1_codes{});
+    case dtype::float6_e2m3fn: return blocks(float6_e2m3fn{});
+    case dtype::float6_e3m2fn: return blocks(float6_e3m2fn{});
     case dtype::int8: return run.block_scales ? blocks(std::int8_t{}) : widening(std::int8_t{});
     case dtype::uint8: return run.block_scales ? blocks(std::uint8_t{}) : widening(std::uint8_t{});
     case dtype::int4: return blocks(int4_codes{});
     case dtype::uint4: return blocks(uint4_codes{});
     case dtype::int16: return widening(std::int16_t{});
     case dtype::uint16: return widening(std::uint16_t{});
-    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats, float8 e4m3fn/e5m2 and 4/8/16-bit integers only");
+    default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats, the MX element formats and 4/8/16-bit integers only");
     }
 }
 
@@ -91,9 +95,9 @@ template <class Arch>
 void run_entry(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options& options,
                pair_moments& moments) noexcept {
     NUMGAP_ASSERT(run_pair_supported(reference.type, target.type));
-    // One side is float32: visiting only the other keeps 25 instantiations
-    // per architecture (13 sources on either side: float32, 8 widening and
-    // 4 block sources; float32/float32 once) instead of 169.
+    // One side is float32: visiting only the other keeps 35 instantiations
+    // per architecture (18 sources on either side: float32, 8 widening and
+    // 9 block sources; float32/float32 once) instead of 324.
     if (reference.type == dtype::float32) {
         const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
         visit_stored_run<Arch>(target, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
