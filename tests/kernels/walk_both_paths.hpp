@@ -3,6 +3,7 @@
 // block_source.cpp, mx_block_source.cpp): a float32 reference holding exactly
 // the oracle's values of the target, so any differing bit shows as a non-zero
 // max |r - t|; walked on every kernel, with and without the in-register entry.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -12,6 +13,10 @@
 #include <numgap/kernels/table/accumulate_plan.hpp>
 
 namespace numgap_test {
+
+// Row lengths the block walks are tried at: empty, single, around the vector
+// widths (8, 16) and the block size (32, 64), and rows of many blocks.
+inline constexpr std::size_t block_walk_lengths[] = {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 511, 512, 1000};
 
 // Exact agreement of every element: zero differences, equal sums of squares.
 inline void check_exact(const numgap::kernels::pair_moments& m, std::size_t n) {

@@ -57,8 +57,6 @@ std::vector<std::uint8_t> pattern_bytes(std::size_t count, unsigned seed) {
     return bytes;
 }
 
-constexpr std::size_t lengths[] = {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 511, 512, 1000};
-
 } // namespace
 
 TEST_SUITE("kernels") {
@@ -71,7 +69,7 @@ TEST_CASE("every int4 / uint4 nibble dequantizes exactly, per tensor, at both ni
             for (std::size_t i = 0; i < reference.size(); ++i)
                 reference[i] = dequantized(0.37f, code_at(type, bytes, phase + i), 3);
             for (const auto& table : kernels::available_kernels()) {
-                for (const std::size_t n : lengths) {
+                for (const std::size_t n : numgap_test::block_walk_lengths) {
                     CAPTURE(std::string_view(table.arch_name));
                     CAPTURE(numgap::name_of(type));
                     CAPTURE(phase);
@@ -116,7 +114,7 @@ TEST_CASE("block-scaled runs use each element's block, straddling vectors and pa
                 target.block_size = block;
                 target.divider = kernels::make_block_divider(block);
                 for (const auto& table : kernels::available_kernels()) {
-                    for (const std::size_t n : lengths) {
+                    for (const std::size_t n : numgap_test::block_walk_lengths) {
                         if (n > reference.size()) continue;
                         CAPTURE(std::string_view(table.arch_name));
                         CAPTURE(numgap::name_of(type));

@@ -65,8 +65,6 @@ std::vector<std::uint8_t> every_code(dtype type, std::size_t count) {
 // e8m0-like powers of two with a few other scales between them.
 float block_scale(std::size_t b) { return b % 7 == 3 ? 0.3f + 0.01f * float(b) : std::ldexp(1.0f, int(b % 11) - 5); }
 
-constexpr std::size_t lengths[] = {0, 1, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 511, 512, 1000};
-
 } // namespace
 
 TEST_SUITE("kernels") {
@@ -93,7 +91,7 @@ TEST_CASE("every MX element code times its block scale is exact in registers, ev
                     continue; // unscaled float8 is widening_source's (tests/kernels/fused)
                 }
                 for (const auto& table : kernels::available_kernels()) {
-                    for (const std::size_t n : lengths) {
+                    for (const std::size_t n : numgap_test::block_walk_lengths) {
                         if (n > reference.size()) continue;
                         CAPTURE(std::string_view(table.arch_name));
                         CAPTURE(numgap::name_of(type));
