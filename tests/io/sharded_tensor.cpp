@@ -112,6 +112,17 @@ TEST_CASE("run_directory: a sharded tensor loads as segments of its mapped shard
     CHECK(static_cast<const float*>(segments.segments[1].view.data())[0] == 100.0f);
     CHECK(segments.segments[1].view.name() == "w");
     w.check_intact();
+
+    // One shard is the tensor in one file (its view has data); it must start at 0.
+    write_sharded_run(run, R"({"shards": [{"file": "w.1.npy", "axis": 1, "offset": 0}]})");
+    const numgap::io::loaded_tensor single = run_directory::open(run.path()).load("w");
+    CHECK_FALSE(single.is_sharded());
+    CHECK(static_cast<const float*>(single.view().data())[0] == 100.0f);
+    write_sharded_run(run, R"({"shards": [{"file": "w.1.npy", "axis": 1, "offset": 2}]})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run.path()).load("w"); }),
+                   "shard file 'w.1.npy' starts at offset 2 but the first shard must start at 0"));
+    write_sharded_run(run, R"({"shards": [{"file": "w.1.npy", "axis": 2, "offset": 0}]})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run.path()).load("w"); }), "cannot be split along axis 2"));
 }
 
 TEST_CASE("run_directory: per-channel scales along the split axis are each shard's own range of them") {

@@ -20,6 +20,7 @@
 // "shape", when given, must equal the tiled shape. Errors are numgap::error
 // naming the shard's file; run_directory prefixes the run and the key.
 //
+// A single shard (offset 0) is loaded as the tensor in one file it is.
 // The logical view (loaded_tensor::view()) has the tiled shape, the dtype,
 // axis_order and quantization, and null data: reports read its shape and
 // dtype, and anything that would read it as one tensor is refused.
@@ -74,6 +75,23 @@ inline tensor_spec shard_spec(const tensor_spec& spec, std::size_t i) {
 
 template <class LoadFile>
 loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file) {
+    if (spec.shards.size() == 1) {
+        // One shard is the whole tensor in one file: loaded as such (so its
+        // view has data), once its entry is checked like any shard's.
+        const tensor_spec::shard_file& only = spec.shards.front();
+        if (only.offset != 0)
+            throw error(error_kind::shape, "shard file '" + only.file + "' starts at offset " +
+                                               std::to_string(only.offset) + " but the first shard must start at 0");
+        tensor_spec whole = spec;
+        whole.file = only.file;
+        whole.shards.clear();
+        loaded_tensor tensor = load_file(whole);
+        const int rank = tensor.view().rank(), axis = resolved_axis(spec.shard_axis, rank);
+        if (axis < 0 || axis >= rank)
+            throw error(error_kind::shape, "shard file '" + only.file + "' has rank " + std::to_string(rank) +
+                                               ", so it cannot be split along axis " + std::to_string(spec.shard_axis));
+        return tensor;
+    }
     std::vector<loaded_tensor> parts;
     parts.reserve(spec.shards.size());
     for (std::size_t i = 0; i < spec.shards.size(); ++i) {
