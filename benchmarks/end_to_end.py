@@ -12,10 +12,17 @@ is computed over real data), warms the page cache, then times:
             tensor np.load both files, then one NumPy pass per metric
             (cosine, max abs diff, mse), in a child process.
 
+With --shards N the tensors are [rows, 256 * N] matrices and a third run
+directory holds the target as tensor-parallel shards: each tensor as N files
+of 256 columns each, split along axis 1 (graph.json "shards"); the table gains
+
+  numgap, sharded target   `numgap compare REF TARGET_SHARDED`: the same
+            comparison, the target read shard by shard (never concatenated).
+
 Each method runs --repeat times; the best time is reported with GB/s of tensor
 data (both runs) and the child's peak RSS (from wait4). Usage:
 
-  python3 benchmarks/end_to_end.py --numgap build/examples/numgap --total-gb 2
+  python3 benchmarks/end_to_end.py --numgap build/examples/numgap --total-gb 2 [--shards 8]
 
 Default size is small (0.2 GB total) so it also works as a smoke test.
 """
@@ -27,42 +34,63 @@ import sys
 import time
 
 
-def generate(directory, total_bytes, tensors, seed):
+SHARD_COLUMNS = 256  # columns per shard: rows of a shard are runs the kernel reads in place
+
+
+def generate(directory, total_bytes, tensors, seed, shards=0):
     import numpy as np
 
     per_run = total_bytes // 2
     elements = max(1, per_run // tensors // 4)
+    shape = (elements,)
+    if shards:
+        columns = SHARD_COLUMNS * shards
+        shape = (max(1, elements // columns), columns)
+        elements = shape[0] * shape[1]
     rng = np.random.default_rng(seed)
-    os.makedirs(os.path.join(directory, "reference"), exist_ok=True)
-    os.makedirs(os.path.join(directory, "target"), exist_ok=True)
-    nodes = []
+    sides = ("reference", "target") + (("target_sharded",) if shards else ())
+    for side in sides:
+        os.makedirs(os.path.join(directory, side), exist_ok=True)
+    nodes, sharded_tensors = [], {}
     for i in range(tensors):
         name = f"layer{i:04d}"
-        reference = rng.standard_normal(elements, dtype=np.float32)
-        noise = rng.standard_normal(elements, dtype=np.float32) * np.float32(1e-3)
+        reference = rng.standard_normal(elements, dtype=np.float32).reshape(shape)
+        noise = rng.standard_normal(elements, dtype=np.float32).reshape(shape) * np.float32(1e-3)
         np.save(os.path.join(directory, "reference", name + ".npy"), reference)
         np.save(os.path.join(directory, "target", name + ".npy"), reference + noise)
+        if shards:
+            entries = []
+            for rank in range(shards):
+                begin = rank * SHARD_COLUMNS
+                file = f"{name}.rank{rank}.npy"
+                np.save(os.path.join(directory, "target_sharded", file),
+                        np.ascontiguousarray((reference + noise)[:, begin:begin + SHARD_COLUMNS]))
+                entries.append({"file": file, "axis": 1, "offset": begin})
+            sharded_tensors[name] = {"shards": entries}
         nodes.append({"name": name, "op": "aten.add.Tensor",
                       "inputs": [f"layer{i - 1:04d}"] if i else []})
-    for side in ("reference", "target"):
+    for side in sides:
         with open(os.path.join(directory, side, "graph.json"), "w") as f:
-            json.dump({"version": 1, "nodes": nodes}, f)
+            document = {"version": 1, "nodes": nodes}
+            if side == "target_sharded":
+                document["tensors"] = sharded_tensors
+            json.dump(document, f)
     with open(os.path.join(directory, "params.json"), "w") as f:
-        json.dump({"total_bytes": total_bytes, "tensors": tensors, "elements": elements}, f)
+        json.dump({"total_bytes": total_bytes, "tensors": tensors, "elements": elements, "shards": shards}, f)
 
 
-def data_bytes(directory):
+def data_bytes(directory, sides=("reference", "target")):
     total = 0
-    for side in ("reference", "target"):
+    for side in sides:
         for root, _, files in os.walk(os.path.join(directory, side)):
             total += sum(os.path.getsize(os.path.join(root, f)) for f in files if f.endswith(".npy"))
     return total
 
 
-def read_all(directory):
+def read_all(directory, sides=("reference", "target")):
     buffer = bytearray(8 << 20)
     view = memoryview(buffer)
-    for side in ("reference", "target"):
+    for side in sides:
         for root, _, files in os.walk(os.path.join(directory, side)):
             for name in sorted(files):
                 if name.endswith(".npy"):
@@ -90,8 +118,9 @@ def python_way(directory):
     results = {}
     for name in names:
         # float32 as stored: casting to float64 first would make this baseline slower still.
-        reference = np.load(os.path.join(directory, "reference", name + ".npy"))
-        target = np.load(os.path.join(directory, "target", name + ".npy"))
+        # ravel: a view of the contiguous data (the --shards runs store matrices).
+        reference = np.load(os.path.join(directory, "reference", name + ".npy")).ravel()
+        target = np.load(os.path.join(directory, "target", name + ".npy")).ravel()
         cosine = float(np.dot(reference, target) / (np.linalg.norm(reference) * np.linalg.norm(target)))
         atol = float(np.max(np.abs(reference - target)))
         mse = float(np.mean((reference - target) ** 2))
@@ -109,6 +138,8 @@ def main():
     parser.add_argument("--threads", type=int, default=0, help="numgap --threads (0: all cores)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", action="store_true", help="reuse existing data of the same size")
+    parser.add_argument("--shards", type=int, default=0,
+                        help="also time a target stored as this many shards along axis 1 (0: no sharded case)")
     parser.add_argument("--python-way", metavar="DIR", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -118,17 +149,18 @@ def main():
 
     total_bytes = int(args.total_gb * 1e9)
     params_path = os.path.join(args.dir, "params.json")
-    wanted = {"total_bytes": total_bytes, "tensors": args.tensors}
+    wanted = {"total_bytes": total_bytes, "tensors": args.tensors, "shards": args.shards}
     have = json.load(open(params_path)) if os.path.exists(params_path) else {}
     if not (args.keep and all(have.get(k) == v for k, v in wanted.items())):
         subprocess.run(["rm", "-rf", args.dir], check=True)
         print(f"generating {total_bytes / 1e9:.2f} GB in {args.tensors} tensor pairs under {args.dir} ...",
               file=sys.stderr)
-        generate(args.dir, total_bytes, args.tensors, seed=1)
+        generate(args.dir, total_bytes, args.tensors, seed=1, shards=args.shards)
     size = data_bytes(args.dir)
     reference, target = os.path.join(args.dir, "reference"), os.path.join(args.dir, "target")
 
-    read_all(args.dir)  # warm the page cache: every method below runs warm
+    read_all(args.dir, ("reference", "target", "target_sharded") if args.shards else ("reference", "target"))
+    # the page cache is warm: every method below runs warm
     rows = []
 
     best = None
@@ -139,15 +171,18 @@ def main():
         best = elapsed if best is None else min(best, elapsed)
     rows.append(("read both dumps once (8 MiB reads)", best, None))
 
-    command = [args.numgap, "compare", reference, target, "--threads", str(args.threads)]
-    best, rss, status = None, 0.0, 0
-    for _ in range(args.repeat):
-        elapsed, peak, status = run_child(command)
-        if status not in (0, 1):
-            sys.exit(f"numgap failed with exit status {status}: {' '.join(command)}")
-        if best is None or elapsed < best:
-            best, rss = elapsed, peak
-    rows.append((f"numgap compare (threads={args.threads or os.cpu_count()})", best, rss))
+    def time_numgap(target_run, label):
+        command = [args.numgap, "compare", reference, target_run, "--threads", str(args.threads)]
+        best, rss, status = None, 0.0, 0
+        for _ in range(args.repeat):
+            elapsed, peak, status = run_child(command)
+            if status not in (0, 1):
+                sys.exit(f"numgap failed with exit status {status}: {' '.join(command)}")
+            if best is None or elapsed < best:
+                best, rss = elapsed, peak
+        rows.append((f"{label} (threads={args.threads or os.cpu_count()})", best, rss))
+
+    time_numgap(target, "numgap compare")
 
     best, rss = None, 0.0
     for _ in range(args.repeat):
@@ -158,6 +193,9 @@ def main():
         if best is None or elapsed < best:
             best, rss = elapsed, usage.ru_maxrss / 1024.0
     rows.append(("Python: np.load + one NumPy pass per metric", best, rss))
+    if args.shards:
+        time_numgap(os.path.join(args.dir, "target_sharded"),
+                    f"numgap compare, target in {args.shards} shards along axis 1")
 
     read_seconds = rows[0][1]
     print(f"\n{size / 1e9:.2f} GB of tensor data ({args.tensors} pairs), warm page cache, "
@@ -170,6 +208,8 @@ def main():
     numgap_seconds, python_seconds = rows[1][1], rows[2][1]
     print(f"\nnumgap / read = {numgap_seconds / read_seconds:.2f} (target <= 1.5); "
           f"python / numgap = {python_seconds / numgap_seconds:.1f} (target >= 5)")
+    if args.shards:
+        print(f"unsplit / sharded numgap time = {numgap_seconds / rows[3][1]:.2f} (target >= 0.85)")
     return 0
 
 

@@ -28,6 +28,12 @@
 //                               converted inline with the dtype known at
 //                               compile time (no per-element dispatch);
 //   BM_xtensor_<pair>           one xtensor expression per metric (f32/f32);
+//   BM_evaluate_segments_f32_f32_<N>_shards
+//                               evaluate_segments (metric/evaluate_segments.hpp)
+//                               of an unsplit [rows, cols] reference against a
+//                               target stored as N = 2 or 8 shards along axis
+//                               1 (the tensor-parallel case; n = 2^26),
+//                               against BM_evaluate_f32_f32 and the ceiling;
 //   BM_bandwidth_<pair>         a read-only two-stream loop over the same
 //                               bytes, reading both buffers concurrently with
 //                               the widest loads of the best architecture this
@@ -42,6 +48,7 @@
 // but they are decoded to float32 at load, so 4/32 is what the kernel reads). Build: see the report / README; run single-threaded.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdint>
@@ -63,6 +70,7 @@
 #include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/metric.hpp>
+#include <numgap/metric/evaluate_segments.hpp>
 
 #if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN
 #include "baselines/eigen_metrics.hpp"
@@ -405,6 +413,33 @@ void xtensor_expressions(benchmark::State& state) {
     set_counters(state, pair_kind::f32, n);
 }
 
+// The f32 pair as [rows, cols] (cols = 2^ceil(log2(n) / 2)), the target
+// copied into `shards` separate buffers of cols / shards columns each.
+void evaluate_segments_api(benchmark::State& state, std::int64_t shards) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(pair_kind::f32, n);
+    std::int64_t columns = 1;
+    while (columns * columns < n) columns *= 2;
+    const std::int64_t rows = n / columns, width = columns / shards;
+    std::vector<std::vector<float>> pieces(static_cast<std::size_t>(shards));
+    std::vector<numgap::tensor_segment> segments;
+    for (std::int64_t s = 0; s < shards; ++s) {
+        std::vector<float>& piece = pieces[std::size_t(s)];
+        piece.resize(std::size_t(rows * width));
+        for (std::int64_t r = 0; r < rows; ++r)
+            std::copy_n(d.target_f32.begin() + r * columns + s * width, width, piece.begin() + r * width);
+        segments.push_back({numgap::tensor_view(piece.data(), {rows, width}), s * width});
+    }
+    const numgap::tensor_segment whole{numgap::tensor_view(d.reference.data(), {rows, columns}), 0};
+    const numgap::segmented_view reference{std::span(&whole, 1), 0}, target{segments, 1};
+    const numgap::metric_set set = benchmarked_metrics();
+    for (auto _ : state) {
+        auto result = numgap::evaluate_segments(reference, target, set, {1, false});
+        benchmark::DoNotOptimize(result.metrics.data());
+    }
+    set_counters(state, pair_kind::f32, n);
+}
+
 void bandwidth(benchmark::State& state, pair_kind kind) {
     const std::int64_t n = state.range(0);
     pair_data& d = data_for(kind, n);
@@ -440,6 +475,12 @@ int register_all() {
     register_scalar_loops<pair_kind::e5m2>();
     register_scalar_loops<pair_kind::i4b32>();
     register_scalar_loops<pair_kind::mxfp4>();
+    for (const std::int64_t shards : {2, 8})
+        benchmark::RegisterBenchmark(("BM_evaluate_segments_f32_f32_" + std::to_string(shards) + "_shards").c_str(),
+                                     [shards](benchmark::State& s) { evaluate_segments_api(s, shards); })
+            ->ArgName("n")
+            ->Arg(1 << 26)
+            ->Unit(benchmark::kMicrosecond);
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
     add_sizes(benchmark::RegisterBenchmark("BM_evaluate_default_f32_f32",
                                            [](benchmark::State& s) { evaluate_api(s, pair_kind::f32, {}); }));

@@ -8,6 +8,8 @@
 #include <numgap/core/parallel_for.hpp>
 #include <numgap/core/prefetch.hpp>
 #include <numgap/core/quantization.hpp>
+#include <numgap/core/segmented_view.hpp>
 #include <numgap/core/shape.hpp>
+#include <numgap/core/slice_along.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/core/version.hpp>

@@ -7,6 +7,7 @@
 #include <numgap/metric/concept.hpp>
 #include <numgap/metric/cosine.hpp>
 #include <numgap/metric/evaluate.hpp>
+#include <numgap/metric/evaluate_segments.hpp>
 #include <numgap/metric/evaluate_options.hpp>
 #include <numgap/metric/evaluation.hpp>
 #include <numgap/metric/fused_builtin.hpp>

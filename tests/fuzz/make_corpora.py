@@ -253,6 +253,11 @@ def main():
             {"name": "x", "op": "", "inputs": []},
         ]),
         "no_nodes.json": graph([], {"a": {}, "b": {"file": "b.bin", "dtype": "float16", "shape": [2]}}),
+        # Tensor-parallel shards (io/sharded_tensor.hpp): out of order, a negative axis, a declared shape.
+        "shards.json": graph([{"name": "w"}], {
+            "w": {"shards": [{"file": "w.1.npy", "axis": -1, "offset": 3}, {"file": "w.0.npy", "axis": -1, "offset": 0}]},
+            "q": {"dtype": "uint8", "shape": [2, 4], "scale": [0.1, 0.2, 0.3, 0.4], "quant_axis": 1,
+                  "shards": [{"file": "q.0.raw", "axis": 1, "offset": 0}, {"file": "q.1.raw", "axis": 1, "offset": 1}]}}),
     }
     for name, data in graphs.items():
         write("graph_json", name, data)
@@ -275,6 +280,15 @@ def main():
                                     {"a": {"file": "out/a.raw", "dtype": "uint8", "shape": [1, 2, 1, 2],
                                            "axis_order": [0, 2, 3, 1], "scale": 0.5, "zero_point": 2}})),
         ("target/x.npy", npy("<f4", [4], f32)), ("target/out/a.raw", b"\x03\x00\x06\x09"),
+    ]))
+    write("two_runs", "sharded.txt", two_runs([
+        ("ref/graph.json", graph(small)),
+        ("ref/x.npy", npy("<f4", [4], f32)), ("ref/a.npy", npy("<f4", [4], f32)),
+        ("ref/b.npy", npy("<f4", [2, 2], f32)),
+        ("target/graph.json", graph(small, {"b": {"shards": [{"file": "b.0.npy", "axis": 1, "offset": 0},
+                                                             {"file": "b.1.npy", "axis": 1, "offset": 1}]}})),
+        ("target/x.npy", npy("<f4", [4], f32)), ("target/a.npy", npy("<f4", [4], f32)),
+        ("target/b.0.npy", npy("<f4", [2, 1], f32[:8])), ("target/b.1.npy", npy("<f4", [2, 1], f32_other[:8])),
     ]))
     write("two_runs", "no_graph.txt", two_runs([
         ("ref/t1.npy", npy("<f8", [3, 2], special)), ("ref/sub/t2.npy", npy("|i1", [2], b"\x01\xff")),

@@ -17,67 +17,10 @@
 #include <numgap/metric.hpp>
 
 #include "../core/caught_error.hpp"
+#include "oracle_check.hpp"
 #include "test_support.hpp"
 
 using namespace numgap_test;
-
-namespace {
-
-struct random_pair {
-    std::vector<float> reference, target;
-};
-
-random_pair make_pair(std::size_t n, unsigned seed, float noise = 0.01f) {
-    std::mt19937 generator(seed);
-    std::normal_distribution<float> normal(0.1f, 1.0f);
-    random_pair pair{std::vector<float>(n), std::vector<float>(n)};
-    for (std::size_t i = 0; i < n; ++i) {
-        pair.reference[i] = normal(generator);
-        pair.target[i] = pair.reference[i] + noise * normal(generator);
-    }
-    return pair;
-}
-
-bool close_value(double a, double b) {
-    return same_value(a, b) || std::fabs(a - b) <= 1e-6 * std::max(std::fabs(a), std::fabs(b));
-}
-
-numgap::metric_set all_builtins() {
-    numgap::metric_set set;
-    for (const std::string_view name : numgap::builtin_metric_names()) set.add_builtin(name);
-    return set;
-}
-
-void check_against_oracle(const numgap::evaluation& e, const std::vector<float>& r, const std::vector<float>& t,
-                          std::size_t row_length) {
-    const auto oracle = numgap::kernels::scalar_reference<float>(r, t);
-    auto value = [&](std::string_view name) {
-        const auto* result = e.find(name);
-        REQUIRE(result != nullptr);
-        return result->value;
-    };
-    CHECK(1.0 - value("cosine") == doctest::Approx(double(oracle.one_minus_cosine())).epsilon(1e-6));
-    CHECK(value("atol") == doctest::Approx(double(oracle.atol())).epsilon(1e-7));
-    CHECK(value("mse") == doctest::Approx(double(oracle.mse())).epsilon(1e-7));
-    CHECK(value("max_abs") == double(float(oracle.max_abs())));
-    CHECK(value("l1") == doctest::Approx(double(oracle.l1())).epsilon(1e-7));
-    CHECK(value("snr_db") == doctest::Approx(double(oracle.snr_db())).epsilon(1e-7));
-    CHECK(value("psnr_db") == doctest::Approx(double(oracle.psnr_db())).epsilon(1e-7));
-    CHECK(value("norm_l2") == doctest::Approx(double(oracle.norm_l2())).epsilon(1e-7));
-    CHECK(value("max_rel") == doctest::Approx(double(oracle.max_rel())).epsilon(3e-7));
-    CHECK(value("allclose") == doctest::Approx(double(oracle.allclose())).epsilon(1e-12));
-    CHECK(value("kl_div") ==
-          doctest::Approx(double(numgap::kernels::kl_div_reference<float>(r, t, row_length))).epsilon(1e-9));
-    CHECK(value("topk") == double(numgap::kernels::topk_reference<float>(r, t, row_length, 1)));
-    CHECK(e.reference.min == double(oracle.reference.min));
-    CHECK(e.target.max == double(oracle.target.max));
-    // The mean of zero-centred data cancels; its error is bounded relative to the spread.
-    CHECK(std::fabs(e.reference.mean - double(oracle.reference.mean)) <= 1e-7 * double(oracle.reference.std));
-    CHECK(e.target.std == doctest::Approx(double(oracle.target.std)).epsilon(1e-7));
-    CHECK(e.count == std::int64_t(r.size()));
-}
-
-} // namespace
 
 TEST_SUITE("metric") {
 TEST_CASE("every built-in through evaluate() matches the long-double oracle, 0 (every core), 1 and 3 threads") {
@@ -302,17 +245,6 @@ TEST_CASE("float64 pairs are compared in float64: a 1e-12 difference is not roun
 }
 
 namespace {
-struct sum_of_target { // tier-2 user metric riding the fused pass
-    static constexpr std::string_view name = "sum_of_target";
-    static constexpr numgap::direction better = numgap::direction::higher_is_better;
-    static constexpr std::optional<numgap::pass_rule> default_rule = std::nullopt;
-    using state_type = double;
-    void accumulate(state_type& s, std::span<const float>, std::span<const float> t) const {
-        for (const float x : t) s += double(x);
-    }
-    void merge(state_type& s, const state_type& o) const { s += o; }
-    double finalize(const state_type& s) const { return s; }
-};
 struct throws_on_negative {
     static constexpr std::string_view name = "throws_on_negative";
     static constexpr numgap::direction better = numgap::direction::higher_is_better;

@@ -3,7 +3,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <numgap/metric.hpp>
@@ -27,6 +29,19 @@ double standalone(const std::vector<float>& reference, const std::vector<float>&
     m.accumulate(state, reference, target);
     return m.finalize(state);
 }
+
+// A tier-2 user metric riding the fused pass: the sum of the target.
+struct sum_of_target {
+    static constexpr std::string_view name = "sum_of_target";
+    static constexpr numgap::direction better = numgap::direction::higher_is_better;
+    static constexpr std::optional<numgap::pass_rule> default_rule = std::nullopt;
+    using state_type = double;
+    void accumulate(state_type& s, std::span<const float>, std::span<const float> t) const {
+        for (const float x : t) s += double(x);
+    }
+    void merge(state_type& s, const state_type& o) const { s += o; }
+    double finalize(const state_type& s) const { return s; }
+};
 
 inline bool same_value(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
 

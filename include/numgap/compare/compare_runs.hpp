@@ -66,6 +66,7 @@
 #include <numgap/match/match_result.hpp>
 #include <numgap/match/node_list.hpp>
 #include <numgap/metric/evaluate.hpp>
+#include <numgap/metric/evaluate_segments.hpp>
 #include <numgap/metric/evaluation.hpp>
 #include <numgap/metric/metric_set.hpp>
 #include <numgap/report/analyze_report.hpp>
@@ -186,7 +187,22 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
                 return true;
             }
         }
-        fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
+        tensor_segment reference_whole, target_whole;
+        const segmented_view reference_segments = segments_of(*reference, reference_whole);
+        const segmented_view target_segments = segments_of(*target, target_whole);
+        if (reference_segments.is_split() || target_segments.is_split()) {
+            // Tensor-parallel shards: compared piece by piece, never concatenated.
+            reference_whole.view = reference_view;
+            target_whole.view = target_view;
+            fill_metrics(row, evaluate_segments(reference_segments, target_segments, metrics, options));
+            for (const auto& [side, segments] : {std::pair{"reference", reference_segments}, std::pair{"target", target_segments}})
+                if (segments.is_split())
+                    row.message += (row.message.empty() ? "" : "; ") + std::string(side) + " stored as " +
+                                   std::to_string(segments.segments.size()) + " shards along axis " +
+                                   std::to_string(segments.axis);
+        } else {
+            fill_metrics(row, evaluate(reference_view, target_view, metrics, options));
+        }
         // What the target's source inferred (a QNN raw file's dtype and shape) is part of the result.
         if constexpr (requires { target->note(); })
             if (!target->note().empty()) row.message += (row.message.empty() ? "" : "; ") + target->note();

@@ -13,6 +13,7 @@
 // Complexity: O(elements of the failing pairs). Throws: numgap::error when the
 // directory cannot be created, a file cannot be written, or a tensor can no
 // longer be loaded; std::bad_alloc. Returns the number of pairs written.
+#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <filesystem>
@@ -23,6 +24,7 @@
 
 #include <numgap/compare/tensor_source.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/segmented_view.hpp>
 #include <numgap/io/atomic_file.hpp>
 #include <numgap/io/npy.hpp>
 #include <numgap/kernels/plan/copy_as_float.hpp>
@@ -53,9 +55,27 @@ auto fetch_for_dump(Source& source, const std::string& key, const tensor_view* l
     return held;
 }
 
-inline void dump_one(const tensor_view& view, const std::filesystem::path& path) {
+// A sharded tensor (graph.json "shards") is written whole, as the file a
+// user compares by hand: each shard's values go to their place in it.
+inline void dump_one(const tensor_view& view, const segmented_view& segments, const std::filesystem::path& path) {
     std::vector<float> values(static_cast<std::size_t>(view.size()));
-    copy_as_float(view, std::span<float>(values));
+    if (!segments.is_split()) {
+        copy_as_float(view, std::span<float>(values));
+    } else {
+        const auto shape = view.logical_shape();
+        std::int64_t outer = 1, inner = 1;
+        for (int d = 0; d < segments.axis; ++d) outer *= shape[std::size_t(d)];
+        for (int d = segments.axis + 1; d < view.rank(); ++d) inner *= shape[std::size_t(d)];
+        const std::int64_t length = shape[std::size_t(segments.axis)];
+        std::vector<float> part;
+        for (const tensor_segment& segment : segments.segments) {
+            part.resize(static_cast<std::size_t>(segment.view.size()));
+            copy_as_float(segment.view, std::span<float>(part));
+            const std::int64_t run = part.empty() ? 0 : std::int64_t(part.size()) / outer;
+            for (std::int64_t o = 0; o < outer; ++o)
+                std::copy_n(part.begin() + o * run, run, values.begin() + (o * length + segment.offset) * inner);
+        }
+    }
     const auto logical = view.logical_shape();
     const std::vector<std::int64_t> shape(logical.begin(), logical.begin() + view.rank());
     io::temporary_file temporary(path, "failing-pair dump"); // complete or absent
@@ -84,9 +104,11 @@ std::size_t dump_failing_pairs(const comparison_report& report, ReferenceSource&
             order + detail::file_safe(group.reference_nodes.empty() ? group.reference_tensor : group.reference_nodes.back());
         const auto reference = detail::fetch_for_dump(reference_source, group.reference_tensor);
         const tensor_view reference_view = detail::view_of(*reference);
-        detail::dump_one(reference_view, directory / (stem + ".reference.npy"));
+        tensor_segment whole;
+        detail::dump_one(reference_view, detail::segments_of(*reference, whole), directory / (stem + ".reference.npy"));
         const auto target = detail::fetch_for_dump(target_source, group.target_tensor, &reference_view);
-        detail::dump_one(detail::view_of(*target), directory / (stem + ".target.npy"));
+        detail::dump_one(detail::view_of(*target), detail::segments_of(*target, whole),
+                         directory / (stem + ".target.npy"));
         ++written;
     }
     return written;

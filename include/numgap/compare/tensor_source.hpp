@@ -19,10 +19,12 @@
 // throws (numgap::error for bad data, by numgap's convention).
 #include <concepts>
 #include <optional>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
 
+#include <numgap/core/segmented_view.hpp>
 #include <numgap/core/tensor_view.hpp>
 
 namespace numgap {
@@ -61,6 +63,16 @@ template <class Holder>
     requires requires(const Holder& holder) { holder.view(); }
 tensor_view view_of(const Holder& holder) {
     return holder.view();
+}
+// The segments of a fetched tensor: a sharded io::loaded_tensor's (graph.json
+// "shards"), else the one segment `whole` - which the caller keeps alive -
+// over its view.
+template <class Holder>
+segmented_view segments_of(const Holder& holder, tensor_segment& whole) {
+    if constexpr (requires { holder.is_sharded(); holder.segments(); })
+        if (holder.is_sharded()) return holder.segments();
+    whole = {view_of(holder), 0};
+    return {std::span<const tensor_segment>(&whole, 1), 0};
 }
 } // namespace detail
 

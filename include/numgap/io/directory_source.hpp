@@ -61,6 +61,7 @@
 #include <numgap/io/run_manifest.hpp>
 #include <numgap/io/run_source.hpp>
 #include <numgap/io/safetensors_run.hpp>
+#include <numgap/io/sharded_tensor.hpp>
 #include <numgap/io/safetensors_source.hpp>
 
 namespace numgap::io {
@@ -78,8 +79,15 @@ public:
     }
 
     loaded_tensor load(const tensor_spec& spec) const override {
+        if (!spec.shards.empty())
+            return detail::load_sharded_tensor(spec, [&](const tensor_spec& shard) { return load_file(shard); });
         if (const safetensors_tensors::location* where = safetensors_.find(spec.key))
             return detail::load_safetensors_tensor(spec, *where);
+        return load_file(spec);
+    }
+
+    // The tensor in the file spec.file names (no safetensors key lookup).
+    loaded_tensor load_file(const tensor_spec& spec) const {
         std::unique_ptr<detail::loaded_tensor_state> state = detail::start_loading(spec, spec.file);
         const std::filesystem::path file = path_ / spec.file;
         file_descriptor descriptor = detail::open_tensor_file(*roots_, spec, file.string());
@@ -111,6 +119,8 @@ public:
     // Only the .npy header's bytes are read, from the file opened inside the
     // run like load() does (about 3 us per file with a warm page cache).
     std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {
+        if (!spec.shards.empty())
+            return detail::sharded_shape(spec, [&](const tensor_spec& shard) { return stored_shape(shard); });
         if (const safetensors_tensors::location* where = safetensors_.find(spec.key)) return where->entry->shape;
         try {
             const file_descriptor file = open_confined(*roots_, spec.file, confined_target::file);
@@ -190,6 +200,10 @@ private:
         std::map<std::string, std::string> claimed; // relative file -> key of the entry
         std::vector<std::string> not_dumped;         // keys whose default-named file is absent
         for (const tensor_spec& spec : manifest.tensors) {
+            if (!spec.shards.empty()) {
+                detail::claim_shard_files(*roots_, path_, spec, graph, claimed, opened.total_bytes);
+                continue;
+            }
             file_descriptor file;
             try {
                 file = open_confined(*roots_, spec.file, confined_target::file);
@@ -228,7 +242,9 @@ private:
             const std::string key = relative.substr(0, relative.size() - 4);
             if (const tensor_spec* spec = manifest.find_tensor(key))
                 throw error(error_kind::schema,
-                            graph + ": tensor '" + key + "' is mapped to file '" + spec->file + "', but '" + relative +
+                            graph + ": tensor '" + key + "' is " +
+                                (spec->shards.empty() ? "mapped to file '" + spec->file + "'" : std::string("stored as shards")) +
+                                ", but '" + relative +
                                 "' also exists in run '" + path_.string() + "'; rename one of them",
                             error_location::at_item(graph, key));
             if (const safetensors_tensors::location* where = safetensors_.find(key))

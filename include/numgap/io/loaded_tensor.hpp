@@ -25,6 +25,7 @@
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/quantization.hpp>
+#include <numgap/core/segmented_view.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/npy.hpp>
@@ -44,6 +45,19 @@ struct loaded_tensor_state {
     std::vector<std::int32_t> zero_points;
     std::string note; // what was inferred rather than read (a QNN raw file's dtype and shape)
     tensor_view view;
+    // A tensor stored as shards (graph.json "shards", sharded_tensor.hpp):
+    // the shards' own states and one segment per shard, along reference
+    // dimension segment_axis; `view` then has the logical shape, dtype,
+    // layout and quantization but no data (null), so nothing reads it as a
+    // whole by mistake (validation refuses null data).
+    std::vector<std::unique_ptr<loaded_tensor_state>> shards;
+    std::vector<tensor_segment> segments;
+    int segment_axis = 0;
+
+    void check_intact() const {
+        if (mapping != nullptr && buffer == nullptr && aligned.empty()) mapping->check_intact();
+        for (const auto& shard : shards) shard->check_intact();
+    }
 };
 } // namespace detail
 
@@ -77,10 +91,14 @@ public:
         state_->zero_points = std::move(zero_points);
         state_->view.with_quantization(quantization::blocks(axis, block_size, state_->scales, state_->zero_points));
     }
-    void check_intact() const {
-        if (state_->mapping != nullptr && state_->buffer == nullptr && state_->aligned.empty())
-            state_->mapping->check_intact();
-    }
+    void check_intact() const { state_->check_intact(); }
+
+    // Stored as tensor-parallel shards: the segments to compare
+    // (metric/evaluate_segments.hpp) instead of view(), whose data is null.
+    bool is_sharded() const noexcept { return !state_->segments.empty(); }
+    segmented_view segments() const noexcept { return {state_->segments, state_->segment_axis}; }
+    // For run sources assembling shards: gives up the state (this tensor is empty afterwards).
+    std::unique_ptr<detail::loaded_tensor_state> release_state() && noexcept { return std::move(state_); }
 
 private:
     std::unique_ptr<detail::loaded_tensor_state> state_;

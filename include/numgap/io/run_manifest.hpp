@@ -32,6 +32,14 @@
 // with the e8m0 scales a tensor of the run ('|V1' .npy or raw bytes, declared
 // float8_e8m0fnu; or any float dtype). MXINT8 is "int8" with scales that
 // already hold e8m0 * 2^-6 (core/float_mx.hpp), e.g. a float32 .npy.
+// Tensor-parallel shards (io/sharded_tensor.hpp loads them) replace "file":
+//   "shards": [{"file": "w.rank0.npy", "axis": 1, "offset": 0},
+//              {"file": "w.rank1.npy", "axis": 1, "offset": 512}]
+// one entry per file (1 to max_segments), each naming a file of the run, the
+// stored dimension it is sliced along (the same in every entry, negative from
+// the end) and where along it the slice starts; offsets distinct, files
+// distinct. That the offsets tile the dimension exactly is checked when the
+// shards' shapes are known (loading). Excludes "file" and "block".
 //
 // Validation is strict because a silently ignored field gives wrong numbers
 // (a misspelt "zero_pont" would drop the offset): unknown keys are errors
@@ -66,6 +74,7 @@
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/segmented_view.hpp>
 #include <numgap/io/json.hpp>
 
 namespace numgap::io {
@@ -98,6 +107,15 @@ struct tensor_spec {
         std::string scales, zero_points; // zero_points empty: all zero
     };
     std::optional<block_spec> block;
+    // Tensor-parallel shards: the tensor is stored as these files instead of
+    // `file`, each the slice starting at `offset` along stored dimension
+    // shard_axis (negative counts from the end). Sorted by offset; empty: one file.
+    struct shard_file {
+        std::string file;
+        std::int64_t offset = 0;
+    };
+    std::vector<shard_file> shards;
+    int shard_axis = 0;
 };
 
 // `stored`, a shape in the tensor's stored dimension order, in the
@@ -350,9 +368,10 @@ private:
         spec.key = key;
         spec.file = key + ".npy";
         const json_value *scale = nullptr, *zero_point = nullptr, *quant_axis = nullptr, *axis_order = nullptr,
-                         *type = nullptr, *block = nullptr;
+                         *type = nullptr, *block = nullptr, *shards = nullptr, *file = nullptr;
         for (const json_member& member : entry.as_object()) {
             if (member.key == "file") {
+                file = &member.value;
                 spec.file = string_field(member.value, context, "file");
                 if (spec.file.empty()) fail(member.value, context + ": \"file\" is empty");
             } else if (member.key == "dtype") {
@@ -387,11 +406,28 @@ private:
             } else if (member.key == "block") {
                 block = &member.value;
                 spec.block = read_block(member.value, context);
+            } else if (member.key == "shards") {
+                shards = &member.value;
+                read_shards(member.value, context, key, spec);
             } else {
                 fail(member.value, context + ": unknown key \"" + member.key +
                                        "\" (expected \"file\", \"dtype\", \"shape\", \"axis_order\", \"scale\", "
-                                       "\"zero_point\", \"quant_axis\" or \"block\")");
+                                       "\"zero_point\", \"quant_axis\", \"block\" or \"shards\")");
             }
+        }
+        if (shards != nullptr) {
+            if (file != nullptr)
+                fail(*file, context + ": \"file\" and \"shards\" are given; a tensor is one file or several shards");
+            if (block != nullptr)
+                fail(*block, context + ": \"block\" and \"shards\" are given; block-quantized shards are not "
+                                       "supported (their parameters would have to be split too)");
+            const int rank = spec.shape ? int(spec.shape->size()) : max_rank;
+            if (spec.shape && (spec.shard_axis >= rank || spec.shard_axis < -rank))
+                fail(*shards,
+                     context + ": \"shards\" axis " + std::to_string(spec.shard_axis) +
+                         " is not a dimension of shape of rank " + std::to_string(rank),
+                     error_kind::shape, key);
+            spec.file.clear();
         }
         if (spec.axis_order) {
             std::vector<bool> seen(spec.axis_order->size(), false);
@@ -449,6 +485,52 @@ private:
                      error_kind::shape, key);
         }
         return spec;
+    }
+
+    void read_shards(const json_value& value, const std::string& context, const std::string& key,
+                     tensor_spec& spec) const {
+        if (!value.is_array()) fail(value, context + ": \"shards\" must be an array of objects, found " + found(value));
+        const auto& entries = value.as_array();
+        if (entries.empty()) fail(value, context + ": \"shards\" is empty (leave it out for a tensor in one file)");
+        if (entries.size() > max_segments)
+            fail(value,
+                 context + ": \"shards\" lists " + std::to_string(entries.size()) + " files, above numgap's limit of " +
+                     std::to_string(max_segments),
+                 error_kind::limit, key);
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            const json_value& entry = entries[i];
+            const std::string where = context + ": shard " + std::to_string(i);
+            if (!entry.is_object()) fail(entry, where + " must be an object, found " + found(entry));
+            tensor_spec::shard_file shard;
+            const json_value *file = nullptr, *axis = nullptr, *offset = nullptr;
+            for (const json_member& member : entry.as_object()) {
+                if (member.key == "file") file = &member.value;
+                else if (member.key == "axis") axis = &member.value;
+                else if (member.key == "offset") offset = &member.value;
+                else fail(member.value, where + ": unknown key \"" + member.key + "\" (expected \"file\", \"axis\" or \"offset\")");
+            }
+            if (file == nullptr || axis == nullptr || offset == nullptr)
+                fail(entry, where + " needs \"file\", \"axis\" and \"offset\"");
+            shard.file = string_field(*file, where, "file");
+            if (shard.file.empty()) fail(*file, where + ": \"file\" is empty");
+            shard.offset = integer(*offset, where, "offset", 0, std::numeric_limits<std::int64_t>::max());
+            const int shard_axis = int(integer(*axis, where, "axis", -max_rank, max_rank - 1));
+            if (i != 0 && shard_axis != spec.shard_axis)
+                fail(*axis, where + " is split along axis " + std::to_string(shard_axis) + " but shard 0 along axis " +
+                                std::to_string(spec.shard_axis) + "; a tensor is split along one axis",
+                     error_kind::shape, key);
+            spec.shard_axis = shard_axis;
+            for (const tensor_spec::shard_file& earlier : spec.shards) {
+                if (earlier.offset == shard.offset)
+                    fail(*offset, where + " starts at offset " + std::to_string(shard.offset) +
+                                      ", like an earlier shard (shards must not overlap)", error_kind::shape, key);
+                if (earlier.file == shard.file)
+                    fail(*file, where + " names file '" + shard.file + "' again", error_kind::schema, key);
+            }
+            spec.shards.push_back(std::move(shard));
+        }
+        std::sort(spec.shards.begin(), spec.shards.end(),
+                  [](const tensor_spec::shard_file& a, const tensor_spec::shard_file& b) { return a.offset < b.offset; });
     }
 
     tensor_spec::block_spec read_block(const json_value& value, const std::string& context) const {

@@ -48,6 +48,12 @@ inline void apply_run_overlay(opened_run_source& opened, const run_manifest& ove
         opened.manifest.has_graph = true;
     }
     for (const tensor_spec& entry : overlay.tensors) {
+        if (!entry.shards.empty())
+            throw error(error_kind::schema,
+                        "'" + overlay_name + "': tensor '" + entry.key + "' gives \"shards\", but shards are files of "
+                        "a run directory and an overlay of the container run '" + run +
+                            "' can only describe the container's keys",
+                        error_location::at_item(overlay_name, entry.key));
         if (entry.file != entry.key + ".npy")
             throw error(error_kind::schema,
                         "'" + overlay_name + "': tensor '" + entry.key + "' names file '" + entry.file +

@@ -95,6 +95,14 @@ inline void run_range(const kernels::pair_plan& plan, std::int64_t begin, std::i
     });
 }
 
+// Folds `from` into `into`: how threads' partial states meet, and how the
+// pieces of a segmented tensor do (evaluate_segments.hpp).
+inline void merge_partial(pass_partial& into, const pass_partial& from,
+                          const std::vector<const erased_reduction*>& reductions) {
+    into.moments.merge(from.moments);
+    for (std::size_t i = 0; i < reductions.size(); ++i) reductions[i]->merge(*into.states[i], *from.states[i]);
+}
+
 inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels::kernel_options& options,
                                    const std::vector<const erased_reduction*>& reductions, std::size_t threads) {
     const kernels::kernel_table table = kernels::active_kernels();
@@ -122,12 +130,42 @@ inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels
     parallel_for(workers, [&](std::size_t worker) {
         run_range(plan, boundary(worker), boundary(worker + 1), options, table, reductions, partials[worker]);
     });
-    for (std::size_t w = 1; w < partials.size(); ++w) {
-        partials[0].moments.merge(partials[w].moments);
-        for (std::size_t i = 0; i < reductions.size(); ++i)
-            reductions[i]->merge(*partials[0].states[i], *partials[w].states[i]);
-    }
+    for (std::size_t w = 1; w < partials.size(); ++w) merge_partial(partials[0], partials[w], reductions);
     return std::move(partials[0]);
+}
+
+// The fused pass over one validated pair: moments and reduction states, as
+// many threads as options.threads allows, nothing when no metric needs it.
+// Allocates nothing for built-in sum metrics on one thread.
+inline pass_partial fused_pass(const tensor_view& reference, const tensor_view& target, const pass_layout& layout,
+                               const evaluate_options& options, const kernels::kernel_table& table) {
+    kernels::kernel_options kernel_options = layout.kernel_options;
+    if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
+    pass_partial pass;
+    if (layout.any_fused || !layout.reductions.empty() || options.side_statistics) {
+        kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
+        plan.widen_f32 = table.widen_f32;
+        plan.transpose_f32 = table.transpose_f32;
+        if (layout.reductions.empty() && (options.threads == 1 || plan.count < 2 * min_elements_per_thread))
+            kernels::accumulate_plan(plan, 0, plan.count, table, kernel_options, pass.moments);
+        else
+            pass = run_fused_pass(plan, kernel_options, layout.reductions, options.threads);
+    }
+    return pass;
+}
+
+// Metric i's value from a finished pass; whole-tensor metrics through
+// `whole_tensor(entry)`, which the caller supplies (one pair, or the pieces of
+// a segmented tensor).
+template <class WholeTensor>
+double metric_value(const metric_set& metrics, std::size_t i, const pass_partial& pass, WholeTensor&& whole_tensor) {
+    const pass_layout& layout = detail::metric_set_access::layout(metrics);
+    const metric_entry& entry = detail::metric_set_access::entries(metrics)[i];
+    const int source = layout.sources[i];
+    if (source == pass_layout::from_fused_moments)
+        return entry.from_moments_of_type ? entry.from_moments_of_type(pass.moments) : entry.from_moments(pass.moments);
+    if (source >= 0) return layout.reductions[std::size_t(source)]->finalize(*pass.states[std::size_t(source)]);
+    return whole_tensor(entry);
 }
 
 // The single-call engine behind evaluate() and prepared_metric_set: validates
@@ -141,39 +179,18 @@ void evaluate_pass(const tensor_view& reference, const tensor_view& target, cons
                    const evaluate_options& options, const kernels::kernel_table& table,
                    side_stats* reference_stats, side_stats* target_stats, Emit&& emit) {
     validate_pair(reference, target);
-    const pass_layout& layout = detail::metric_set_access::layout(metrics);
-    kernels::kernel_options kernel_options = layout.kernel_options;
-    if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
-    pass_partial pass;
-    if (layout.any_fused || !layout.reductions.empty() || options.side_statistics) {
-        kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
-        plan.widen_f32 = table.widen_f32;
-        plan.transpose_f32 = table.transpose_f32;
-        if (layout.reductions.empty() && (options.threads == 1 || plan.count < 2 * min_elements_per_thread))
-            kernels::accumulate_plan(plan, 0, plan.count, table, kernel_options, pass.moments);
-        else
-            pass = run_fused_pass(plan, kernel_options, layout.reductions, options.threads);
-    }
-    const auto& entries = detail::metric_set_access::entries(metrics);
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const metric_entry& entry = entries[i];
-        const int source = layout.sources[i];
-        double value;
-        if (source == pass_layout::from_fused_moments)
-            value = entry.from_moments_of_type ? entry.from_moments_of_type(pass.moments) : entry.from_moments(pass.moments);
-        else if (source >= 0)
-            value = layout.reductions[std::size_t(source)]->finalize(*pass.states[std::size_t(source)]);
-        else
-            value = entry.whole_tensor(reference, target);
-        emit(i, value);
-    }
+    const pass_partial pass = fused_pass(reference, target, detail::metric_set_access::layout(metrics), options, table);
+    const std::size_t count = detail::metric_set_access::entries(metrics).size();
+    for (std::size_t i = 0; i < count; ++i)
+        emit(i, metric_value(metrics, i, pass, [&](const metric_entry& entry) {
+                 return entry.whole_tensor(reference, target);
+             }));
     if (options.side_statistics) {
-        const std::int64_t count = reference.size();
-        if (reference_stats != nullptr) *reference_stats = make_side_stats(pass.moments.reference, count);
-        if (target_stats != nullptr) *target_stats = make_side_stats(pass.moments.target, count);
+        const std::int64_t elements = reference.size();
+        if (reference_stats != nullptr) *reference_stats = make_side_stats(pass.moments.reference, elements);
+        if (target_stats != nullptr) *target_stats = make_side_stats(pass.moments.target, elements);
     }
 }
-
 
 } // namespace detail
 

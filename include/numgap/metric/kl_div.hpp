@@ -24,6 +24,8 @@ struct kl_div {
     static constexpr std::string_view name = "kl_div";
     static constexpr direction better = direction::lower_is_better;
     static constexpr std::optional<pass_rule> default_rule = std::nullopt;
+    // The mean over rows of the last axis: pieces holding whole rows combine (metric/evaluate_segments.hpp).
+    static constexpr bool mean_over_rows = true;
 
     double operator()(const tensor_view& reference, const tensor_view& target) const {
         validate_pair(reference, target);

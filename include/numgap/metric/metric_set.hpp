@@ -86,6 +86,10 @@ struct metric_entry {
     kernels::kernel_options fused_options{};
     std::shared_ptr<const erased_reduction> reduction;
     std::function<double(const tensor_view&, const tensor_view&)> whole_tensor;
+    // A whole-tensor metric that is the mean of a per-row value over the rows
+    // of the last axis (kl_div, topk: `static constexpr bool mean_over_rows`):
+    // evaluate_segments may then combine pieces that hold whole rows.
+    bool mean_over_rows = false;
 };
 
 } // namespace detail
@@ -127,6 +131,7 @@ private:
             entry.whole_tensor = [m](const tensor_view& r, const tensor_view& t) {
                 return double(metric_traits<M>::compute(m, r, t));
             };
+            if constexpr (requires { requires bool(M::mean_over_rows); }) entry.mean_over_rows = true;
         }
         entries_.reserve(entries_.size() + 1); // then push_back cannot fail after layout_ changed
         layout_.add(entry.from_moments ? &entry.fused_options : nullptr, entry.reduction.get());

@@ -28,6 +28,8 @@ struct topk {
     static constexpr std::string_view name = "topk";
     static constexpr direction better = direction::lower_is_better;
     static constexpr std::optional<pass_rule> default_rule = std::nullopt;
+    // The mean over rows of the last axis: pieces holding whole rows combine (metric/evaluate_segments.hpp).
+    static constexpr bool mean_over_rows = true;
 
     std::int64_t k = 1;
 

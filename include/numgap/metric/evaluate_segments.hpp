@@ -1,0 +1,174 @@
+#pragma once
+// evaluate_segments: evaluate() for tensors stored as segments along one axis
+// (core/segmented_view.hpp: tensor-parallel shards), without concatenating
+// either side.
+//
+// How: the cut points of both sides along the common axis split the logical
+// range into pieces; a piece lies inside one segment of each side, so each
+// side's part of it is a plain view (core/slice_along.hpp: pointer moved,
+// strides kept). Every piece pair goes through the ordinary path - validate,
+// plan, fused kernel (threads as options.threads allows) - and the pieces'
+// pair_moments and user reduction states merge exactly as threads' partial
+// states merge in evaluate.hpp, before the metrics are finalised once. So a
+// sharded target against an unsplit reference reads both where they lie, with
+// runs as long as a shard's rows.
+//
+// Which layouts: either side may be split, or both, along the same axis with
+// any offsets (the pieces are the union of the cuts). Both split along
+// different axes: numgap::error (kind usage). An unsplit side is one segment
+// at offset 0; its axis is ignored.
+//
+// Accuracy: the sums are the fused kernel's, in float32 chunks of at most
+// flush_interval elements added into float64 (kernels/fused/pair_moments.hpp);
+// pieces start new chunks, like threads, so sums differ from the unsplit
+// comparison's only by the float64 rounding of the merge and the regrouping
+// of chunks - both inside the kernel's stated bound against the long-double
+// oracle (kernels/scalar_reference.hpp). Extremes, counts and not-close counts
+// are exact and identical.
+//
+// Whole-tensor metrics: those that are a mean over the rows of the last axis
+// (kl_div, topk: `mean_over_rows`) are computed per piece and combined as the
+// row-weighted mean when the split axis is not the last one (every row lies in
+// one piece); split along the last axis they would need rows assembled from
+// shards, and are refused (numgap::error, kind usage) rather than approximated.
+// Any other whole-tensor metric (tier 1 of metric/concept.hpp: it must see the
+// whole tensor at once) is refused when there is more than one piece; write it
+// as a reduction metric (accumulate/merge/finalize) to use it on shards.
+//
+// Complexity: O(n) plus O(segments) bookkeeping. Allocation: per piece as
+// evaluate(). Throws: numgap::error for invalid segments or pairs, and as above.
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/core/segmented_view.hpp>
+#include <numgap/core/slice_along.hpp>
+#include <numgap/core/tensor_view.hpp>
+#include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/plan/validate_pair.hpp>
+#include <numgap/metric/evaluate.hpp>
+#include <numgap/metric/evaluate_options.hpp>
+#include <numgap/metric/evaluation.hpp>
+#include <numgap/metric/metric_set.hpp>
+
+namespace numgap {
+
+namespace detail {
+
+struct segment_piece {
+    tensor_view reference, target;
+};
+
+// The pieces both sides' cut points make, in order along the axis.
+inline std::vector<segment_piece> segment_pieces(const segmented_view& reference, const segmented_view& target,
+                                                 int axis, std::int64_t length) {
+    std::vector<segment_piece> pieces;
+    std::size_t r = 0, t = 0;
+    const auto end_of = [](const segmented_view& side, std::size_t i, std::int64_t whole) {
+        return i + 1 < side.segments.size() ? side.segments[i + 1].offset : whole;
+    };
+    for (std::int64_t begin = 0; begin < length;) {
+        const std::int64_t end = std::min(end_of(reference, r, length), end_of(target, t, length));
+        const tensor_segment& in_reference = reference.segments[r];
+        const tensor_segment& in_target = target.segments[t];
+        pieces.push_back({slice_along(in_reference.view, axis, begin - in_reference.offset, end - begin),
+                          slice_along(in_target.view, axis, begin - in_target.offset, end - begin)});
+        begin = end;
+        if (end == end_of(reference, r, length)) ++r;
+        if (end == end_of(target, t, length)) ++t;
+    }
+    return pieces;
+}
+
+inline double whole_tensor_over_pieces(const metric_entry& entry, const std::vector<segment_piece>& pieces, int axis,
+                                       int rank) {
+    if (pieces.size() == 1) return entry.whole_tensor(pieces.front().reference, pieces.front().target);
+    if (!entry.mean_over_rows)
+        throw error(error_kind::usage,
+                    "metric '" + entry.name + "' reads the whole tensor at once, and numgap does not assemble a "
+                    "tensor from its shards; write it as a reduction metric (accumulate/merge/finalize) or compare "
+                    "unsplit tensors");
+    if (axis == rank - 1)
+        throw error(error_kind::usage,
+                    "metric '" + entry.name + "' reads whole rows of the last axis, but the tensors are split along "
+                    "that axis (" + std::to_string(axis) + ") into " + std::to_string(pieces.size()) +
+                    " pieces; it is computed only for tensors split along another axis");
+    // Row-weighted mean of the pieces' row means: every row lies in one piece.
+    double weighted = 0.0;
+    std::int64_t rows = 0;
+    for (const segment_piece& piece : pieces) {
+        const std::int64_t row_length = piece.reference.logical_shape()[std::size_t(rank - 1)];
+        const std::int64_t piece_rows = row_length == 0 ? 0 : piece.reference.size() / row_length;
+        weighted += double(piece_rows) * entry.whole_tensor(piece.reference, piece.target);
+        rows += piece_rows;
+    }
+    return weighted / double(rows);
+}
+
+} // namespace detail
+
+inline evaluation evaluate_segments(const segmented_view& reference, const segmented_view& target,
+                                    const metric_set& metrics, const evaluate_options& options = {}) {
+    if (reference.is_split() && target.is_split() && reference.axis != target.axis)
+        throw error(error_kind::usage,
+                    "the reference is split along axis " + std::to_string(reference.axis) + " and the target along axis " +
+                        std::to_string(target.axis) + "; numgap compares shards split along one common axis only");
+    const int axis = reference.is_split() ? reference.axis : target.axis;
+    const auto label = [](const char* side) {
+        return [side](std::size_t i) { return std::string(side) + " segment " + std::to_string(i); };
+    };
+    const std::array<std::int64_t, max_rank> reference_shape =
+        segmented_extent(segmented_view{reference.segments, axis}, label("reference"));
+    const std::array<std::int64_t, max_rank> target_shape =
+        segmented_extent(segmented_view{target.segments, axis}, label("target"));
+    const int rank = reference.segments.front().view.rank();
+    if (rank != target.segments.front().view.rank() ||
+        !std::equal(reference_shape.begin(), reference_shape.begin() + rank, target_shape.begin()))
+        throw error(error_kind::shape,
+                    "the reference's logical shape " +
+                        detail::shape_text(std::span<const std::int64_t>(reference_shape.data(), std::size_t(rank))) +
+                        " differs from the target's " +
+                        detail::shape_text(std::span<const std::int64_t>(target_shape.data(),
+                                                                 std::size_t(target.segments.front().view.rank()))));
+    const std::vector<detail::segment_piece> pieces =
+        detail::segment_pieces(reference, target, axis, reference_shape[std::size_t(axis)]);
+    for (const detail::segment_piece& piece : pieces) validate_pair(piece.reference, piece.target);
+
+    const detail::pass_layout& layout = detail::metric_set_access::layout(metrics);
+    const kernels::kernel_table table = kernels::active_kernels();
+    detail::pass_partial pass;
+    for (std::size_t p = 0; p < pieces.size(); ++p) {
+        detail::pass_partial piece = detail::fused_pass(pieces[p].reference, pieces[p].target, layout, options, table);
+        if (p == 0)
+            pass = std::move(piece);
+        else
+            detail::merge_partial(pass, piece, layout.reductions);
+    }
+
+    evaluation result;
+    for (const detail::segment_piece& piece : pieces) result.count += piece.reference.size();
+    result.reference.count = result.count;
+    result.target.count = result.count;
+    const auto& entries = detail::metric_set_access::entries(metrics);
+    result.metrics.resize(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        metric_result& out = result.metrics[i];
+        out.name.assign(entries[i].name);
+        out.value = detail::metric_value(metrics, i, pass, [&](const detail::metric_entry& entry) {
+            return detail::whole_tensor_over_pieces(entry, pieces, axis, rank);
+        });
+        out.rule = entries[i].rule;
+        out.passed = metric_passes(out.rule, out.value);
+    }
+    if (options.side_statistics) {
+        result.reference = make_side_stats(pass.moments.reference, result.count);
+        result.target = make_side_stats(pass.moments.target, result.count);
+    }
+    return result;
+}
+
+} // namespace numgap

@@ -1,0 +1,199 @@
+// Pins graph.json's "shards" (io/run_manifest.hpp, io/sharded_tensor.hpp,
+// io/directory_source.hpp): the syntax and its hostile cases (each an error
+// naming graph.json's line, the tensor and the reason), the load-time rules
+// (gap, overlap, wrong shapes, dtypes, declared shape, missing files, paths
+// leaving the run), and that a loaded sharded tensor's segments are the
+// shards' files, mapped where they lie, with the logical shape, layout and
+// quantization applied.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <numgap/io/npy.hpp>
+#include <numgap/io/run_directory.hpp>
+#include <numgap/io/run_manifest.hpp>
+
+#include "temp_directory.hpp"
+
+using numgap::io::run_directory;
+using numgap_test::contains;
+using numgap_test::error_of;
+
+namespace {
+
+void write_floats(const std::filesystem::path& file, std::int64_t rows, std::int64_t columns, float first) {
+    std::vector<float> values(std::size_t(rows * columns));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = first + float(i);
+    numgap::io::write_npy(file, values.data(), std::vector<std::int64_t>{rows, columns});
+}
+
+std::string shard_entry_error(const std::string& tensor_entry) {
+    return error_of([&] {
+        (void)numgap::io::parse_run_manifest(R"({"tensors": {"w": )" + tensor_entry + "}}", "graph.json");
+    });
+}
+
+// A run with w stored as [4, 2] and [4, 3] shards along axis 1 (and `entry`
+// as the tensor's graph.json entry when given).
+void write_sharded_run(const numgap_test::temp_directory& run, const std::string& entry = "") {
+    write_floats(run / "w.0.npy", 4, 2, 0.0f);
+    write_floats(run / "w.1.npy", 4, 3, 100.0f);
+    run.write("graph.json", R"({"tensors": {"w": )" +
+                                (entry.empty() ? R"({"shards": [{"file": "w.1.npy", "axis": -1, "offset": 2},
+                                                                {"file": "w.0.npy", "axis": -1, "offset": 0}]})"
+                                               : entry) +
+                                "}}");
+}
+
+} // namespace
+
+TEST_SUITE("io") {
+TEST_CASE("graph.json shards: parsed, sorted by offset, and every malformed entry refused with its reason") {
+    const numgap::io::run_manifest manifest = numgap::io::parse_run_manifest(
+        R"({"tensors": {"w": {"shards": [{"file": "b.npy", "axis": 1, "offset": 8}, {"file": "a.npy", "axis": 1, "offset": 0}]}}})",
+        "graph.json");
+    const numgap::io::tensor_spec& spec = manifest.tensors.front();
+    REQUIRE(spec.shards.size() == 2);
+    CHECK(spec.shards[0].file == "a.npy");
+    CHECK(spec.shards[1].offset == 8);
+    CHECK(spec.shard_axis == 1);
+
+    CHECK(contains(shard_entry_error(R"({"shards": []})"), "\"shards\" is empty"));
+    CHECK(contains(shard_entry_error(R"({"shards": {"file": "a"}})"), "must be an array of objects"));
+    CHECK(contains(shard_entry_error(R"({"shards": [3]})"), "shard 0 must be an object"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "offset": 0}]})"), "needs \"file\", \"axis\" and \"offset\""));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "axis": 0, "offset": 0, "rank": 1}]})"),
+                   "unknown key \"rank\""));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "", "axis": 0, "offset": 0}]})"), "\"file\" is empty"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "axis": 0, "offset": -1}]})"), "outside [0,"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "axis": 9, "offset": 0}]})"), "outside [-8, 7]"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "axis": 0, "offset": 0}, {"file": "b.npy", "axis": 1, "offset": 4}]})"),
+                   "a tensor is split along one axis"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "axis": 0, "offset": 0}, {"file": "b.npy", "axis": 0, "offset": 0}]})"),
+                   "like an earlier shard"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "axis": 0, "offset": 0}, {"file": "a.npy", "axis": 0, "offset": 4}]})"),
+                   "names file 'a.npy' again"));
+    CHECK(contains(shard_entry_error(R"({"file": "w.npy", "shards": [{"file": "a.npy", "axis": 0, "offset": 0}]})"),
+                   "\"file\" and \"shards\" are given"));
+    CHECK(contains(shard_entry_error(R"({"shape": [4, 4], "shards": [{"file": "a.npy", "axis": 2, "offset": 0}]})"),
+                   "is not a dimension of shape of rank 2"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.npy", "axis": 0, "offset": 0}],
+                                      "block": {"size": 32, "scales": "s"}, "dtype": "int8"})"),
+                   "block-quantized shards are not supported"));
+    // A hostile count is refused before any file is looked at.
+    std::string many = R"({"shards": [)";
+    for (int i = 0; i <= int(numgap::max_segments); ++i)
+        many += (i ? "," : "") + std::string(R"({"file": "s)") + std::to_string(i) + R"(.npy", "axis": 0, "offset": )" +
+                std::to_string(i) + "}";
+    const std::string huge = shard_entry_error(many + "]}");
+    CHECK(contains(huge, "above numgap's limit of 4096"));
+    CHECK(contains(huge, "graph.json:1:"));
+}
+
+TEST_CASE("run_directory: a sharded tensor loads as segments of its mapped shards, with the logical shape") {
+    numgap_test::temp_directory run;
+    write_sharded_run(run);
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(dir.keys() == std::vector<std::string>{"w"}); // shard files are no tensors of their own
+    CHECK(*dir.stored_shape("w") == std::vector<std::int64_t>{4, 5});
+    const numgap::io::loaded_tensor w = dir.load("w");
+    REQUIRE(w.is_sharded());
+    CHECK(w.view().data() == nullptr); // nothing reads it as one tensor
+    CHECK(w.view().shape(0) == 4);
+    CHECK(w.view().shape(1) == 5);
+    const numgap::segmented_view segments = w.segments();
+    CHECK(segments.axis == 1);
+    REQUIRE(segments.segments.size() == 2);
+    CHECK(segments.segments[0].offset == 0);
+    CHECK(segments.segments[1].offset == 2);
+    CHECK(segments.segments[1].view.shape(1) == 3);
+    CHECK(static_cast<const float*>(segments.segments[1].view.data())[0] == 100.0f);
+    CHECK(segments.segments[1].view.name() == "w");
+    w.check_intact();
+
+    // One shard is the tensor in one file (its view has data); it must start at 0.
+    write_sharded_run(run, R"({"shards": [{"file": "w.1.npy", "axis": 1, "offset": 0}]})");
+    const numgap::io::loaded_tensor single = run_directory::open(run.path()).load("w");
+    CHECK_FALSE(single.is_sharded());
+    CHECK(static_cast<const float*>(single.view().data())[0] == 100.0f);
+    write_sharded_run(run, R"({"shards": [{"file": "w.1.npy", "axis": 1, "offset": 2}]})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run.path()).load("w"); }),
+                   "shard file 'w.1.npy' starts at offset 2 but the first shard must start at 0"));
+    write_sharded_run(run, R"({"shards": [{"file": "w.1.npy", "axis": 2, "offset": 0}]})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run.path()).load("w"); }), "cannot be split along axis 2"));
+}
+
+TEST_CASE("run_directory: per-channel scales along the split axis are each shard's own range of them") {
+    numgap_test::temp_directory run;
+    const std::vector<std::uint8_t> codes(12, 10);
+    numgap::io::write_npy(run / "q.0.npy", numgap::tensor_view(codes.data(), {2, 4}));
+    numgap::io::write_npy(run / "q.1.npy", numgap::tensor_view(codes.data(), {4, 2}));
+    run.write("graph.json", R"({"tensors": {"q": {"scale": [1, 2, 3, 4], "zero_point": 0, "quant_axis": 1,
+        "axis_order": [1, 0],
+        "shards": [{"file": "q.0.npy", "axis": 0, "offset": 0}, {"file": "q.1.npy", "axis": 0, "offset": 2}]}}})");
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(contains(error_of([&] { (void)dir.load("q"); }), "may differ only along axis 1"));
+
+    // Consistent shapes: [2, 4] and [1, 4] rows of a [3, 4] tensor, scales along axis 1 (not split): shared.
+    numgap::io::write_npy(run / "q.1.npy", numgap::tensor_view(codes.data(), {1, 4}));
+    run.write("graph.json", R"({"tensors": {"q": {"scale": [1, 2, 3, 4], "quant_axis": 1,
+        "shards": [{"file": "q.0.npy", "axis": 0, "offset": 0}, {"file": "q.1.npy", "axis": 0, "offset": 2}]}}})");
+    const numgap::io::loaded_tensor shared = run_directory::open(run.path()).load("q");
+    CHECK(shared.segments().segments[1].view.quant().scales.size() == 4);
+
+    // Split along the quantized axis 1: [3, 1] and [3, 3]; the second takes scales 2, 3, 4.
+    numgap::io::write_npy(run / "q.0.npy", numgap::tensor_view(codes.data(), {3, 1}));
+    numgap::io::write_npy(run / "q.1.npy", numgap::tensor_view(codes.data(), {3, 3}));
+    run.write("graph.json", R"({"tensors": {"q": {"scale": [1, 2, 3, 4], "zero_point": [0, 1, 2, 3], "quant_axis": 1,
+        "shards": [{"file": "q.0.npy", "axis": 1, "offset": 0}, {"file": "q.1.npy", "axis": 1, "offset": 1}]}}})");
+    const numgap::io::loaded_tensor narrowed = run_directory::open(run.path()).load("q");
+    const numgap::quantization& second = narrowed.segments().segments[1].view.quant();
+    REQUIRE(second.scales.size() == 3);
+    CHECK(second.scales[0] == 2.0f);
+    CHECK(second.zero_points[2] == 3);
+    CHECK(narrowed.view().quant().scales.size() == 4);
+}
+
+TEST_CASE("run_directory: shards that do not tile, disagree or leave the run are refused naming the file") {
+    numgap_test::temp_directory run;
+    const auto load_error = [&](const std::string& entry) {
+        write_sharded_run(run, entry);
+        return error_of([&] { (void)run_directory::open(run.path()).load("w"); });
+    };
+    const std::string gap = load_error(R"({"shards": [{"file": "w.0.npy", "axis": 1, "offset": 0}, {"file": "w.1.npy", "axis": 1, "offset": 3}]})");
+    CHECK(contains(gap, "shard file 'w.1.npy' starts at offset 3 but the shards before it end at 2 (a gap)"));
+    CHECK(contains(gap, "tensor 'w'"));
+    CHECK(contains(load_error(R"({"shards": [{"file": "w.0.npy", "axis": 1, "offset": 0}, {"file": "w.1.npy", "axis": 1, "offset": 1}]})"),
+                   "(an overlap)"));
+    CHECK(contains(load_error(R"({"shards": [{"file": "w.0.npy", "axis": 1, "offset": 1}, {"file": "w.1.npy", "axis": 1, "offset": 3}]})"),
+                   "the first shard must start at 0"));
+    CHECK(contains(load_error(R"({"shards": [{"file": "w.0.npy", "axis": 0, "offset": 0}, {"file": "w.1.npy", "axis": 0, "offset": 4}]})"),
+                   "shards may differ only along axis 0"));
+    CHECK(contains(load_error(R"({"shards": [{"file": "w.0.npy", "axis": 2, "offset": 0}]})"), "cannot be split along axis 2"));
+    CHECK(contains(load_error(R"({"shape": [4, 6], "shards": [{"file": "w.0.npy", "axis": 1, "offset": 0}, {"file": "w.1.npy", "axis": 1, "offset": 2}]})"),
+                   "shard file 'w.1.npy' should be (4, 4) (graph.json's shape (4, 6) from offset 2 along axis 1)"));
+    CHECK(contains(load_error(R"({"dtype": "float64", "shards": [{"file": "w.0.npy", "axis": 1, "offset": 0}]})"), "float64"));
+    std::vector<double> wide(12, 1.0);
+    numgap::io::write_npy(run / "d.npy", numgap::tensor_view(wide.data(), {4, 3}));
+    CHECK(contains(load_error(R"({"shards": [{"file": "w.0.npy", "axis": 1, "offset": 0}, {"file": "d.npy", "axis": 1, "offset": 2}]})"),
+                   "share one dtype"));
+
+    // Opening already refuses shard files that are missing or outside the run.
+    const auto open_error = [&](const std::string& entry) {
+        write_sharded_run(run, entry);
+        return error_of([&] { (void)run_directory::open(run.path()); });
+    };
+    CHECK(contains(open_error(R"({"shards": [{"file": "w.0.npy", "axis": 1, "offset": 0}, {"file": "w.9.npy", "axis": 1, "offset": 2}]})"),
+                   "shard file 'w.9.npy' does not exist"));
+    numgap_test::temp_directory outside;
+    write_floats(outside / "secret.npy", 4, 3, 0.0f);
+    const std::string escaping = (std::filesystem::path("..") / outside.path().filename() / "secret.npy").string();
+    const std::string escape = open_error(R"({"shards": [{"file": "w.0.npy", "axis": 1, "offset": 0}, {"file": ")" +
+                                          escaping + R"(", "axis": 1, "offset": 2}]})");
+    CHECK(contains(escape, "is refused"));
+    CHECK(contains(escape, "may only name files inside it"));
+    CHECK(contains(open_error(R"({"shards": [{"file": "/etc/passwd", "axis": 1, "offset": 0}]})"), "is refused"));
+}
+}
