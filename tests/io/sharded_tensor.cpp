@@ -197,3 +197,52 @@ TEST_CASE("run_directory: shards that do not tile, disagree or leave the run are
     CHECK(contains(open_error(R"({"shards": [{"file": "/etc/passwd", "axis": 1, "offset": 0}]})"), "is refused"));
 }
 }
+
+TEST_SUITE("io") {
+TEST_CASE("run_directory: block parameters stored as shards, a file both a shard and a tensor, overflowing tilings") {
+    numgap_test::temp_directory run;
+    // Block scales naming a sharded tensor: its view has no data to read them from.
+    const std::vector<std::int8_t> codes(64, 3);
+    numgap::io::write_npy(run / "w.npy", numgap::tensor_view(codes.data(), numgap::dtype::int8, std::vector<std::int64_t>{2, 32}));
+    write_floats(run / "s0.npy", 1, 1, 0.5f);
+    write_floats(run / "s1.npy", 1, 1, 0.25f);
+    run.write("graph.json", R"({"tensors": {
+        "w": {"dtype": "int8", "block": {"size": 32, "axis": -1, "scales": "s"}},
+        "s": {"shards": [{"file": "s0.npy", "axis": 0, "offset": 0}, {"file": "s1.npy", "axis": 0, "offset": 1}]}}})");
+    const std::string scales = error_of([&] { (void)run_directory::open(run.path()).load("w"); });
+    CHECK(contains(scales, "block scales 's' is stored as 2 shards"));
+
+    // A file that is a shard of one tensor and the file of another is refused
+    // whichever key sorts first.
+    write_floats(run / "b.npy", 4, 2, 0.0f);
+    write_floats(run / "c.npy", 4, 3, 0.0f);
+    for (const std::string sharded : {"a", "z"}) {
+        CAPTURE(sharded);
+        run.write("graph.json", R"({"tensors": {")" + sharded +
+                                    R"(": {"shards": [{"file": "b.npy", "axis": 1, "offset": 0},
+                                                        {"file": "c.npy", "axis": 1, "offset": 2}]},
+                                      "b": {"file": "b.npy"}}})");
+        const std::string both = error_of([&] { (void)run_directory::open(run.path()); });
+        CHECK(contains(both, "b.npy"));
+        CHECK(contains(both, "tensor '" + sharded + "'"));
+    }
+
+    // Zero-sized uint8 shards whose other dimensions are huge: each header is
+    // within limits, the tiled tensor's element count (or the sum of the
+    // lengths along the axis) is not.
+    const std::uint8_t none = 0;
+    const auto empty_shards = [&](std::int64_t length, std::int64_t inner) {
+        const std::vector<std::int64_t> shape = {0, length, inner};
+        for (const char* name : {"e0.npy", "e1.npy"})
+            numgap::io::write_npy(run / name, numgap::tensor_view(&none, numgap::dtype::uint8, shape));
+        run.write("graph.json", R"({"tensors": {"e": {"shards": [{"file": "e0.npy", "axis": 1, "offset": 0},
+                                  {"file": "e1.npy", "axis": 1, "offset": )" + std::to_string(length) + "}]}}}");
+        return run_directory::open(run.path());
+    };
+    const run_directory tiled = empty_shards(std::int64_t(1) << 61, 2);
+    CHECK(contains(error_of([&] { (void)tiled.load("e"); }), "overflows 64 bits"));
+    const run_directory summed = empty_shards(std::int64_t(1) << 62, 1);
+    CHECK_FALSE(summed.stored_shape("e").has_value()); // the lengths' sum overflows: unknown, not negative
+    CHECK(contains(error_of([&] { (void)summed.load("e"); }), "longer than 2^63"));
+}
+}

@@ -222,7 +222,14 @@ private:
             }
             const std::string relative =
                 (path_ / spec.file).lexically_normal().lexically_relative(path_.lexically_normal()).generic_string();
-            claimed.emplace(relative.empty() ? spec.file : relative, spec.key);
+            const auto [where, inserted] = claimed.emplace(relative.empty() ? spec.file : relative, spec.key);
+            // Keys are sorted, so a shard may have claimed the file first; the
+            // reverse order is refused by claim_shard_files.
+            if (!inserted && !manifest.find_tensor(where->second)->shards.empty())
+                throw error(error_kind::schema,
+                            graph + ": tensor '" + spec.key + "': file '" + spec.file +
+                                "' is already a shard file of tensor '" + where->second + "'",
+                            error_location::at_item(graph, spec.key));
             opened.total_bytes += detail::size_of_open(file);
         }
         // manifest.tensors stays sorted: erasing keeps the order. The erased

@@ -168,6 +168,12 @@ private:
         if (found->block || found->quantized)
             throw error(error_kind::schema, label + " is quantized itself; block parameters must be plain numbers",
                         location);
+        // A sharded tensor's view has its shape but no data (io/sharded_tensor.hpp).
+        if (found->shards.size() > 1)
+            throw error(error_kind::schema,
+                        label + " is stored as " + std::to_string(found->shards.size()) +
+                            " shards; block parameters must be one tensor in one file",
+                        location);
         const loaded_tensor parameters = source_->load(*found);
         const tensor_view& values = parameters.view();
         if (values.size() != expected)

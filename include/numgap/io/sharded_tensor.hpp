@@ -41,6 +41,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/core/quantization.hpp>
 #include <numgap/core/segmented_view.hpp>
+#include <numgap/core/shape.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/io/confined_open.hpp>
 #include <numgap/io/file_descriptor.hpp>
@@ -133,6 +134,13 @@ loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file)
     state->file = spec.shards.front().file + (parts.size() > 1 ? " and " + std::to_string(parts.size() - 1) + " more shards" : "");
     std::vector<std::int64_t> stored_shape(first.shape().begin(), first.shape().end());
     stored_shape[std::size_t(stored_axis)] = logical[std::size_t(axis)];
+    // Each shard's header was checked alone; the whole tensor's element count
+    // (zero-sized shards may claim huge other dimensions) is checked here.
+    if (!numgap::detail::checked_storage_bytes(stored_shape, first.type()))
+        throw error(error_kind::limit,
+                    "the shards of tensor '" + spec.key + "' (first file '" + spec.shards.front().file +
+                        "') tile a tensor of shape " + numgap::detail::shape_text(stored_shape) +
+                        ", whose size overflows 64 bits");
     state->view = tensor_view(nullptr, first.type(), stored_shape);
     tensor_spec whole = spec;
     whole.shards.clear();
@@ -180,7 +188,9 @@ std::optional<std::vector<std::int64_t>> sharded_shape(const tensor_spec& spec, 
             total = std::move(shape);
             continue;
         }
-        (*total)[std::size_t(axis)] += (*shape)[std::size_t(axis)];
+        if (__builtin_add_overflow((*total)[std::size_t(axis)], (*shape)[std::size_t(axis)],
+                                   &(*total)[std::size_t(axis)]))
+            return std::nullopt;
     }
     return total;
 }
