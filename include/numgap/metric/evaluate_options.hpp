@@ -10,9 +10,9 @@
 // Brace-initialising it from an `int` variable ({n, true}) is a narrowing
 // error; write evaluate_options{std::size_t(n), true}.
 // side_statistics: compute the per-side statistics (min/max/mean/std,
-// NaN/Inf counts) in the same pass (on AVX-512 inside the moments loop:
-// ~1.4-1.6x the metrics alone while the pair is in L1/L2, free once
-// memory-bound; elsewhere two more L1-resident loops per block); turning it
+// NaN/Inf counts) in the same pass, inside the moments loop on every vector
+// ISA: 1.4-1.6x the metrics alone while the pair is in L1/L2 on AVX-512
+// (Intel), 1.5-2.1x on AVX2 (Zen 3), free once memory-bound; turning it
 // off leaves evaluation::reference / target with count set and everything
 // else NaN / 0.
 // Complexity: none. Throws: nothing.

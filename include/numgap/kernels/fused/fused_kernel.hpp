@@ -20,10 +20,11 @@
 // NaN: a plain max drops NaN; callers detect it through sum_abs_diff being
 // NaN, which costs nothing per element (see metric headers).
 // Per-side statistics (kernel_feature::side_statistics) are gathered in the
-// same loop where fuses_side_statistics (AVX-512: 15 vector operations per
-// step instead of 9, on two accumulator sets instead of four so nothing
-// spills; the moments' float partials then differ from the run without side
-// statistics by rounding only), else by side_chunk after it; see side_chunk.hpp.
+// same loop on every vector ISA (15 vector operations per step instead of 9,
+// on fewer accumulator sets so nothing spills: two with 32 registers, one
+// with 16, whose sums are then flushed every 32 steps; the moments' float
+// partials differ from the run without side statistics by rounding only),
+// by side_chunk after it on the scalar path; see side_chunk.hpp.
 //
 // Complexity: O(n) time, O(1) space, no allocation; noexcept.
 // The chunks of a call start at its first element, so a pair split into
@@ -81,10 +82,20 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
-    // With the side accumulators, two sets: four would need 30 accumulators
-    // and spill; at 15 operations a step the loop is bound by throughput, so
-    // two sets still hide every latency.
-    constexpr int sets = Sides ? 2 : ops::accumulator_sets;
+    // Accumulator sets: as many as the registers hold without spilling (a
+    // spilled accumulator is a store-to-load chain through L1 every step:
+    // GCC 12 spilled one of AVX2's twelve and ran at 0.41x, Zen 3). 32
+    // registers: four sets, or two with the side accumulators (four would
+    // need 30 and spill; at 15 operations a step the loop is bound by
+    // throughput, so two still hide every latency). 16 registers: two sets
+    // sharing one max accumulator (eleven), or one set with the side
+    // accumulators (twelve; latency-bound, still 3.7x the separate side
+    // passes it replaces).
+    constexpr bool wide_register_file = ops::accumulator_sets == 4; // 32 registers (or scalar)
+    constexpr int sets = !Sides ? ops::accumulator_sets : wide_register_file ? 2 : 1;
+    // max is one cycle of latency on every x86 core: one accumulator for two
+    // sets costs no throughput and saves the register that spilled.
+    constexpr int max_sets = wide_register_file ? sets : 1;
     constexpr T infinity = std::numeric_limits<T>::infinity();
     // One copy of the side accumulators serves every set, for the same reason.
     struct side_accumulators {
@@ -97,15 +108,17 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // two sums no longer cancels in 1 - cosine (measured 10x the oracle's
     // error, tests/metric/cosine.cpp).
     struct accumulators {
-        batch squared_diff, abs_diff, max_abs_diff, squared_reference, squared_target,
-            diff_times_sum;
+        batch squared_diff, abs_diff, squared_reference, squared_target, diff_times_sum;
     };
     accumulators acc[sets];
     for (int s = 0; s < sets; ++s)
-        acc[s] = {ops::splat(0), ops::splat(0), ops::splat(0),
-                  ops::splat(0), ops::splat(0), ops::splat(0)};
+        acc[s] = {ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0)};
+    batch max_abs_diff[max_sets];
+    for (int s = 0; s < max_sets; ++s) max_abs_diff[s] = ops::splat(0);
 
-    auto step = [&](accumulators& a, std::size_t at) {
+    auto step = [&](int set, std::size_t at) {
+        accumulators& a = acc[set];
+        batch& max_abs = max_abs_diff[set % max_sets];
         batch r = reference.load(at);
         batch t = target.load(at);
         ops::pin(r);
@@ -114,7 +127,7 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
         const batch abs_difference = ops::abs(difference);
         a.squared_diff = ops::fma(difference, difference, a.squared_diff);
         a.abs_diff = a.abs_diff + abs_difference;
-        a.max_abs_diff = ops::max(a.max_abs_diff, abs_difference);
+        max_abs = ops::max(max_abs, abs_difference);
         a.squared_reference = ops::fma(r, r, a.squared_reference);
         a.squared_target = ops::fma(t, t, a.squared_target);
         a.diff_times_sum = ops::fma(difference, r + t, a.diff_times_sum);
@@ -141,28 +154,53 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // ~1e-7 of std in the mean).
     constexpr std::size_t side_flush = width * 32;
     [[maybe_unused]] double side_sum[2] = {0, 0};
+    // With one accumulator set, each lane's chain would be twice as long as
+    // with two (sum |r-t| then missed 1e-7 relative on one chunk): its sums
+    // are flushed into float64 with the side sums, so the chains are shorter
+    // than the two sets' (one more horizontal sum each per 32 steps).
+    constexpr bool flushes_moments = Sides && sets == 1;
+    [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
     [[maybe_unused]] auto flush_side_sums = [&] {
         for (int k = 0; k < 2; ++k) {
             side_sum[k] += ops::sum(sides[k].sum);
             sides[k].sum = ops::splat(0);
         }
+        if constexpr (flushes_moments) {
+            batch* sums[5] = {&acc[0].squared_diff, &acc[0].abs_diff, &acc[0].squared_reference,
+                              &acc[0].squared_target, &acc[0].diff_times_sum};
+            for (int k = 0; k < 5; ++k) {
+                flushed[k] += ops::sum(*sums[k]);
+                *sums[k] = ops::splat(0);
+            }
+        }
     };
-    for (; i + width * sets <= n; i += width * sets) {
-        reference.prefetch(i + prefetch_distance, width * sets);
-        target.prefetch(i + prefetch_distance, width * sets);
-        for (int s = 0; s < sets; ++s) step(acc[s], i + std::size_t(s) * width);
-        if constexpr (Sides)
-            if ((i + width * sets) % side_flush == 0) flush_side_sums();
+    // Groups of side_flush elements: the flush stays out of the inner loop,
+    // whose registers are then all the accumulators' (a flush inside it made
+    // GCC 12 spill the max accumulator on AVX2, 2x slower).
+    constexpr std::size_t stride = width * sets;
+    const std::size_t vector_end = n / stride * stride;
+    while (i < vector_end) {
+        const std::size_t group_end = Sides ? smaller(vector_end, i + side_flush) : vector_end;
+        for (; i < group_end; i += stride) {
+            reference.prefetch(i + prefetch_distance, stride);
+            target.prefetch(i + prefetch_distance, stride);
+            // Unrolled so each set's accumulators are registers, not an array
+            // indexed at run time (GCC 12 kept the loop rolled for block sources:
+            // f32/int4-block AVX2 2.0x faster unrolled, Zen 3).
+#pragma GCC unroll 4
+            for (int s = 0; s < sets; ++s) step(s, i + std::size_t(s) * width);
+        }
+        if constexpr (Sides) flush_side_sums();
     }
-    for (; i + width <= n; i += width) step(acc[0], i);
+    for (; i + width <= n; i += width) step(0, i);
     for (int s = 1; s < sets; ++s) {
         acc[0].squared_diff = acc[0].squared_diff + acc[s].squared_diff;
         acc[0].abs_diff = acc[0].abs_diff + acc[s].abs_diff;
-        acc[0].max_abs_diff = ops::max(acc[0].max_abs_diff, acc[s].max_abs_diff);
         acc[0].squared_reference = acc[0].squared_reference + acc[s].squared_reference;
         acc[0].squared_target = acc[0].squared_target + acc[s].squared_target;
         acc[0].diff_times_sum = acc[0].diff_times_sum + acc[s].diff_times_sum;
     }
+    for (int s = 1; s < max_sets; ++s) max_abs_diff[0] = ops::max(max_abs_diff[0], max_abs_diff[s]);
     // Scalar tail in the same function: fewer than `width` elements remain.
     T tail_squared_diff = 0, tail_abs_diff = 0, tail_max = 0, tail_squared_reference = 0,
       tail_squared_target = 0, tail_diff_times_sum = 0;
@@ -187,12 +225,12 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
         tail_squared_target += keep_rounded(t * t);
         tail_diff_times_sum += keep_rounded(difference * (r + t));
     }
-    const double squared_diff = ops::sum(acc[0].squared_diff) + double(tail_squared_diff);
-    const double abs_diff = ops::sum(acc[0].abs_diff) + double(tail_abs_diff);
+    const double squared_diff = flushed[0] + ops::sum(acc[0].squared_diff) + double(tail_squared_diff);
+    const double abs_diff = flushed[1] + ops::sum(acc[0].abs_diff) + double(tail_abs_diff);
     const double squared_reference =
-        ops::sum(acc[0].squared_reference) + double(tail_squared_reference);
-    const double squared_target = ops::sum(acc[0].squared_target) + double(tail_squared_target);
-    const double diff_times_sum = ops::sum(acc[0].diff_times_sum) + double(tail_diff_times_sum);
+        flushed[2] + ops::sum(acc[0].squared_reference) + double(tail_squared_reference);
+    const double squared_target = flushed[3] + ops::sum(acc[0].squared_target) + double(tail_squared_target);
+    const double diff_times_sum = flushed[4] + ops::sum(acc[0].diff_times_sum) + double(tail_diff_times_sum);
     if constexpr (std::is_same_v<T, float>) {
         // float partials overflow near 1.8e19 per element; redo such chunks wide.
         constexpr double float_max = double(largest_finite<float>);
@@ -223,7 +261,7 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     moments.sum_squared_reference += squared_reference;
     moments.sum_squared_target += squared_target;
     moments.sum_diff_times_sum += diff_times_sum;
-    const double chunk_max = larger(double(ops::maximum(acc[0].max_abs_diff)), double(tail_max));
+    const double chunk_max = larger(double(ops::maximum(max_abs_diff[0])), double(tail_max));
     moments.max_abs_diff = larger(moments.max_abs_diff, chunk_max);
 }
 

@@ -4,9 +4,9 @@
 //   side_chunk: on its own, two passes over a chunk that is in L1: counts of
 //     NaN / +-Inf, min and max of the finite values, and their mean and M2
 //     from sums shifted by the chunk's first finite value (accurate whatever
-//     mean / std). Narrow ISAs run it after the moments loop.
-//   add_fused_side: where fuses_side_statistics (AVX-512), the moments loop
-//     itself gathers each side's min, max and plain sum (its sum of squares
+//     mean / std). The scalar path runs it after the moments loop.
+//   add_fused_side: on every vector ISA (fuses_side_statistics) the moments
+//     loop itself gathers each side's min, max and plain sum (its sum of squares
 //     is the moments' own), six more vector operations on fifteen instead of
 //     ~twenty more. A chunk is summarised from those when every value is
 //     finite (the sum of squares is finite) and mean^2 <= variance / 4
@@ -113,10 +113,11 @@ void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcep
     }
 }
 
-// Whether the moments loop gathers the side sums. Six more live vectors:
-// only 32-register ISAs with wide vectors hold them without spilling.
+// Whether the moments loop gathers the side sums: every vector ISA (six more
+// live vectors; 16-register ISAs make room by running one accumulator set).
+// The scalar path keeps side_chunk.
 template <class Arch, class T>
-inline constexpr bool fuses_side_statistics = lanes<Arch, T>::accumulator_sets == 4 && lanes<Arch, T>::width >= 8;
+inline constexpr bool fuses_side_statistics = lanes<Arch, T>::width > 1;
 
 // What the moments loop gathered for one side of a chunk.
 struct fused_side_sums {

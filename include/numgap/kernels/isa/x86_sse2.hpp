@@ -3,8 +3,9 @@
 // xsimd::sse2 and the architectures derived from it (SSE3 .. SSE4.2, FMA3 on
 // SSE4.2). Declared only when the translation unit is compiled with SSE2;
 // operations not written here fall back to generic.hpp.
-//   vector_registers: 16 (xmm0-15): two accumulator sets of six sums, twelve
-//     independent chains, already hide FMA latency without spilling.
+//   vector_registers: 16 (xmm0-15): two accumulator sets of five sums and
+//     one shared max, eleven chains: they hide FMA latency, and twelve
+//     spilled one (fused_kernel.hpp).
 //   widen_to_float32: bfloat16 and 8/16-bit integers; SSE2 has no sign/zero-
 //     extending loads, so it interleaves with zeros (or with the value itself
 //     and shifts back arithmetically). float16 and float8 have no SSE2

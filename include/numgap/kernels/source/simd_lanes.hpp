@@ -26,8 +26,8 @@ struct lanes {
     static constexpr std::size_t width = batch::size;
     // Registers decide how many independent accumulator sets fit: 32 vector
     // registers (AVX-512, NEON64) hold four sets of six sums plus temporaries,
-    // 16 (SSE2, AVX2) hold two without spilling; two sets of six distinct
-    // sums are already twelve independent chains, enough to hide FMA latency.
+    // 16 (SSE2, AVX2) two sets if they share one max accumulator (eleven
+    // chains, enough to hide FMA latency; twelve spilled: fused_kernel.hpp).
     static constexpr int accumulator_sets = isa::vector_registers(Arch{}) >= 32 ? 4 : 2;
 
     static batch load(const T* pointer) noexcept { return batch::load_unaligned(pointer); }
