@@ -93,8 +93,9 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // passes it replaces).
     constexpr bool wide_register_file = ops::accumulator_sets == 4; // 32 registers (or scalar)
     constexpr int sets = !Sides ? ops::accumulator_sets : wide_register_file ? 2 : 1;
-    // max is one cycle of latency on every x86 core: one accumulator for two
-    // sets costs no throughput and saves the register that spilled.
+    // One max accumulator for two sets: two max operations (1-4 cycles of
+    // latency each) per iteration of ~5 cycles, so it costs no throughput and
+    // frees the register that spilled.
     constexpr int max_sets = wide_register_file ? sets : 1;
     constexpr T infinity = std::numeric_limits<T>::infinity();
     // One copy of the side accumulators serves every set, for the same reason.
