@@ -48,8 +48,9 @@ if [ "${NUMGAP_TEST_CLANG:-0}" = 1 ]; then
     ctest --test-dir build-clang --output-on-failure -j "$jobs"
 fi
 
-# Only the fuzz targets and their CTest smoke runs: no tests, examples or install.
-cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_FUZZ=ON \
+# Only the fuzz targets and their CTest smoke runs: no tests, examples, install
+# or dispatch units (the targets run the portable kernels).
+cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_FUZZ=ON -DNUMGAP_DISPATCH=OFF \
     -DNUMGAP_BUILD_TESTS=OFF -DNUMGAP_BUILD_BENCHMARKS=OFF -DNUMGAP_BUILD_EXAMPLES=OFF -DNUMGAP_INSTALL=OFF
 cmake --build build-fuzz -j "$jobs"
 ctest --test-dir build-fuzz --output-on-failure -j "$jobs"

@@ -17,7 +17,10 @@
 
 #include "fuzz_support.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace etdump_target {
+
+NUMGAP_FUZZ_TARGET(etdump) {
     const std::span<const std::byte> bytes = numgap::fuzz::as_bytes(data, size);
     try {
         (void)numgap::io::parse_etdump(bytes, "fuzz.etdp");
@@ -44,3 +47,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+} // namespace etdump_target

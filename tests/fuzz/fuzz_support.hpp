@@ -15,6 +15,7 @@
 #include <span>
 #include <string>
 #include <system_error>
+#include <vector>
 
 #include <stdlib.h> // mkdtemp
 
@@ -25,6 +26,24 @@
 #include <numgap/metric/metric_set.hpp>
 
 namespace numgap::fuzz {
+
+// The targets linked into the program: every target file defines its entry
+// point with NUMGAP_FUZZ_TARGET(name), and fuzz_main.cpp hands libFuzzer's
+// inputs to the one its program name (numgap_fuzz_<name>) selects. One
+// program for all targets so the parsers' shared code compiles once.
+using entry_point = int (*)(const std::uint8_t* data, std::size_t size);
+struct fuzz_target {
+    const char* name;
+    entry_point run;
+};
+inline std::vector<fuzz_target>& linked_targets() {
+    static std::vector<fuzz_target> targets;
+    return targets;
+}
+inline bool add_target(const char* name, entry_point run) {
+    linked_targets().push_back({name, run});
+    return true;
+}
 
 // A fault of the machine running the fuzzer, not of numgap: stop loudly
 // rather than let it pass for a finding.
@@ -141,3 +160,11 @@ void parse_then_load_as_run(std::span<const std::byte> bytes, const char* file_n
 }
 
 } // namespace numgap::fuzz
+
+// Defines target `name`'s entry point (the body follows, with `data` and
+// `size` in scope) and adds it to linked_targets() before main runs.
+#define NUMGAP_FUZZ_TARGET(name)                                                       \
+    int numgap_fuzz_##name(const std::uint8_t* data, std::size_t size);                \
+    [[maybe_unused]] const bool numgap_fuzz_##name##_added =                           \
+        ::numgap::fuzz::add_target(#name, numgap_fuzz_##name);                         \
+    int numgap_fuzz_##name(const std::uint8_t* data, std::size_t size)

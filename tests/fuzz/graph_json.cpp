@@ -29,7 +29,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace graph_json_target {
 
 // The one place this target calls the manifest and graph API.
 numgap::basic_graph graph_of(const numgap::io::run_manifest& manifest) {
@@ -112,9 +113,7 @@ numgap::match_options other_options(const numgap::basic_graph& reference, const 
     return options;
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(graph_json) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
         const numgap::io::run_manifest manifest = numgap::io::parse_run_manifest(text, "graph.json");
@@ -129,3 +128,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+} // namespace graph_json_target

@@ -17,7 +17,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace json_target {
 
 using numgap::io::json_value;
 
@@ -97,9 +98,7 @@ bool same(const json_value& a, const json_value& b) {
     return false;
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(json) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     json_value original;
     try {
@@ -119,3 +118,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     std::abort();
 }
+
+} // namespace json_target

@@ -15,7 +15,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace npy_target {
 
 // npy_view points into the bytes, and the kernels' typed loads need the data
 // aligned for its element type, which a hand-made header breaks by putting
@@ -40,9 +41,7 @@ void parse_and_read(std::span<const std::byte> bytes, std::optional<numgap::dtyp
     numgap::fuzz::read_every_element(numgap::io::npy_view(with_aligned_data(bytes, header), header));
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(npy) {
     const std::span<const std::byte> bytes = numgap::fuzz::as_bytes(data, size);
     try {
         parse_and_read(bytes, std::nullopt);
@@ -62,3 +61,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+} // namespace npy_target

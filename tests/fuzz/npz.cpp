@@ -20,7 +20,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace npz_target {
 
 // The one place this target calls the archive API.
 void read_every_member(const std::filesystem::path& path) {
@@ -36,9 +37,7 @@ void read_every_member(const std::filesystem::path& path) {
     }
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(npz) {
     static const std::filesystem::path path = numgap::fuzz::scratch_directory() / "fuzz.npz";
     if (!numgap::fuzz::write_file(path, numgap::fuzz::as_bytes(data, size)))
         numgap::fuzz::environment_failure("cannot write '" + path.string() + "'");
@@ -54,3 +53,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+} // namespace npz_target

@@ -22,7 +22,10 @@
 
 #include "fuzz_support.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace partial_report_target {
+
+NUMGAP_FUZZ_TARGET(partial_report) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     numgap::partial_report partial;
     try {
@@ -44,3 +47,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+} // namespace partial_report_target

@@ -18,7 +18,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace polygraphy_json_target {
 
 void decode_every_output(std::span<const std::byte> bytes) {
     const numgap::io::polygraphy_results results = numgap::io::parse_polygraphy_results(bytes, "fuzz.json");
@@ -40,9 +41,9 @@ void decode_every_output(std::span<const std::byte> bytes) {
             }
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(polygraphy_json) {
     numgap::fuzz::parse_then_load_as_run(numgap::fuzz::as_bytes(data, size), "fuzz.json", decode_every_output);
     return 0;
 }
+
+} // namespace polygraphy_json_target

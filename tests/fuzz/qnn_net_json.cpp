@@ -18,7 +18,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace qnn_net_json_target {
 
 // The raw folder, written once per process.
 const std::filesystem::path& raw_folder() {
@@ -36,9 +37,7 @@ const std::filesystem::path& raw_folder() {
     return folder;
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(qnn_net_json) {
     const std::span<const std::byte> bytes = numgap::fuzz::as_bytes(data, size);
     try {
         (void)numgap::io::read_qnn_net_json(std::string_view(reinterpret_cast<const char*>(data), size), "fuzz_net.json");
@@ -56,3 +55,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+} // namespace qnn_net_json_target

@@ -16,7 +16,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace safetensors_target {
 
 // The one place this target calls the parser. Misaligned entries are skipped
 // here (safetensors_view's precondition); the run path below covers them.
@@ -34,9 +35,9 @@ void read_header_entries(std::span<const std::byte> bytes) {
     }
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(safetensors) {
     numgap::fuzz::parse_then_load_as_run(numgap::fuzz::as_bytes(data, size), "fuzz.safetensors", read_header_entries);
     return 0;
 }
+
+} // namespace safetensors_target

@@ -54,7 +54,8 @@
 
 #include "fuzz_support.hpp"
 
-namespace {
+// A namespace of its own: the targets are compiled together (CMakeLists.txt).
+namespace two_runs_target {
 
 constexpr std::string_view file_marker = "@@ ";
 constexpr std::size_t max_files = 32;
@@ -240,9 +241,7 @@ void compare_and_report(const std::filesystem::path& reference_path, const std::
     (void)numgap::dump_failing_pairs(report, reference, target, dump_directory);
 }
 
-} // namespace
-
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+NUMGAP_FUZZ_TARGET(two_runs) {
     static const std::filesystem::path scratch = [] {
         const char* kept = std::getenv("NUMGAP_FUZZ_RUNS_DIR");
         return kept != nullptr && *kept != '\0' ? std::filesystem::path(kept) : numgap::fuzz::scratch_directory();
@@ -255,3 +254,5 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     return 0;
 }
+
+} // namespace two_runs_target
