@@ -221,6 +221,13 @@ TEST_CASE("evaluate_segments: user reductions merge over pieces; whole-tensor me
     REQUIRE(refused);
     CHECK(refused->kind() == numgap::error_kind::usage);
     CHECK(contains(refused->what(), "'first_target_value' reads the whole tensor at once"));
+    numgap::tensor_segment named_unsplit = unsplit;
+    named_unsplit.view.with_name("attn.out");
+    const auto named_refusal = caught_error([&] {
+        (void)numgap::evaluate_segments({std::span(&named_unsplit, 1), 0}, {segments, 1}, whole_tensor);
+    });
+    REQUIRE(named_refusal);
+    CHECK(named_refusal->where().item == "attn.out");
     // One shard is one piece: the metric sees it whole.
     const numgap::tensor_segment one_target{numgap::tensor_view(target.data(), matrix), 0};
     CHECK(numgap::evaluate_segments({std::span(&unsplit, 1), 0}, {std::span(&one_target, 1), 1}, whole_tensor)
@@ -263,6 +270,21 @@ TEST_CASE("evaluate_segments: refuses segments that do not tile, other axes, sha
     const std::vector<numgap::tensor_segment> by_columns{{row_block, 0}, {row_block, 10}, {row_block, 20}};
     CHECK(contains(error_of([&] { (void)numgap::evaluate_segments({by_rows, 0}, {by_columns, 1}, set); }),
                    "one common axis"));
+
+    // Errors about the pair name the tensor (the reference's first segment).
+    numgap::tensor_view named_half = half;
+    named_half.with_name("layer.0.out");
+    const std::vector<numgap::tensor_segment> named_rows{{named_half, 0}, {half, 1}};
+    const auto other_axes = caught_error([&] { (void)numgap::evaluate_segments({named_rows, 0}, {by_columns, 1}, set); });
+    REQUIRE(other_axes);
+    CHECK(other_axes->where().item == "layer.0.out");
+    const numgap::tensor_segment named_whole{numgap::tensor_view(values.data(), {2, 20}).with_name("layer.0.out"), 0};
+    const auto other_shape = caught_error([&] {
+        (void)numgap::evaluate_segments({std::span(&named_whole, 1), 0}, {by_columns, 1}, set);
+    });
+    REQUIRE(other_shape);
+    CHECK(other_shape->kind() == numgap::error_kind::shape);
+    CHECK(other_shape->where().item == "layer.0.out");
 
     // A block-quantized unsplit side would have to be cut inside its parameters.
     std::vector<std::uint8_t> codes(60, 3);

@@ -87,16 +87,19 @@ inline std::vector<segment_piece> segment_pieces(const segmented_view& reference
 inline double whole_tensor_over_pieces(const metric_entry& entry, const std::vector<segment_piece>& pieces, int axis,
                                        int rank) {
     if (pieces.size() == 1) return entry.whole_tensor(pieces.front().reference, pieces.front().target);
+    const error_location where = error_location::of_item(std::string(pieces.front().reference.name()));
     if (!entry.mean_over_rows)
         throw error(error_kind::usage,
                     "metric '" + entry.name + "' reads the whole tensor at once, and numgap does not assemble a "
                     "tensor from its shards; write it as a reduction metric (accumulate/merge/finalize) or compare "
-                    "unsplit tensors");
+                    "unsplit tensors",
+                    where);
     if (axis == rank - 1)
         throw error(error_kind::usage,
                     "metric '" + entry.name + "' reads whole rows of the last axis, but the tensors are split along "
                     "that axis (" + std::to_string(axis) + ") into " + std::to_string(pieces.size()) +
-                    " pieces; it is computed only for tensors split along another axis");
+                    " pieces; it is computed only for tensors split along another axis",
+                    where);
     // Row-weighted mean of the pieces' row means: every row lies in one piece.
     double weighted = 0.0;
     std::int64_t rows = 0;
@@ -113,10 +116,17 @@ inline double whole_tensor_over_pieces(const metric_entry& entry, const std::vec
 
 inline evaluation evaluate_segments(const segmented_view& reference, const segmented_view& target,
                                     const metric_set& metrics, const evaluate_options& options = {}) {
+    // Errors about the pair name the reference's first segment (what a reader
+    // names after the tensor), as validate_pair does for an unsplit pair.
+    const auto where = [&] {
+        return error_location::of_item(
+            reference.segments.empty() ? std::string() : std::string(reference.segments.front().view.name()));
+    };
     if (reference.is_split() && target.is_split() && reference.axis != target.axis)
         throw error(error_kind::usage,
                     "the reference is split along axis " + std::to_string(reference.axis) + " and the target along axis " +
-                        std::to_string(target.axis) + "; numgap compares shards split along one common axis only");
+                        std::to_string(target.axis) + "; numgap compares shards split along one common axis only",
+                    where());
     const int axis = reference.is_split() ? reference.axis : target.axis;
     const auto label = [](const char* side) {
         return [side](std::size_t i) { return std::string(side) + " segment " + std::to_string(i); };
@@ -133,7 +143,8 @@ inline evaluation evaluate_segments(const segmented_view& reference, const segme
                         detail::shape_text(std::span<const std::int64_t>(reference_shape.data(), std::size_t(rank))) +
                         " differs from the target's " +
                         detail::shape_text(std::span<const std::int64_t>(target_shape.data(),
-                                                                 std::size_t(target.segments.front().view.rank()))));
+                                                                 std::size_t(target.segments.front().view.rank()))),
+                    where());
     const std::vector<detail::segment_piece> pieces =
         detail::segment_pieces(reference, target, axis, reference_shape[std::size_t(axis)]);
     for (const detail::segment_piece& piece : pieces) validate_pair(piece.reference, piece.target);
