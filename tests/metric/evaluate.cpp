@@ -30,10 +30,13 @@ TEST_CASE("every built-in through evaluate() matches the long-double oracle, 0 (
     const numgap::tensor_view t(pair.target.data(), {std::int64_t(rows), std::int64_t(columns)});
     for (const std::size_t threads : {0u, 1u, 3u}) {
         CAPTURE(threads);
-        const auto e = numgap::evaluate(r, t, all_builtins(), {threads, true});
-        REQUIRE(e.metrics.size() == 12);
-        check_against_oracle(e, pair.reference, pair.target, columns);
-        CHECK(e.metrics[0].name == "cosine"); // order kept
+        for (const bool min_max : {false, true}) {
+            CAPTURE(min_max);
+            const auto e = numgap::evaluate(r, t, all_builtins(), {threads, true, min_max});
+            REQUIRE(e.metrics.size() == 12);
+            check_against_oracle(e, pair.reference, pair.target, columns, min_max);
+            CHECK(e.metrics[0].name == "cosine"); // order kept
+        }
     }
 }
 
@@ -87,9 +90,11 @@ TEST_CASE("side statistics count NaN and Inf per side; the NaN fails every metri
 TEST_CASE("all non-finite side: statistics are NaN, counts are exact") {
     const std::vector<float> r = {nan_f, nan_f}, t = {1, 2};
     const numgap::tensor_view rv{std::span<const float>(r)}, tv{std::span<const float>(t)};
-    const auto e = numgap::evaluate(rv, tv, numgap::metric_set::defaults());
+    const auto e = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, true, true});
     CHECK(e.reference.nan_count == 2);
     CHECK(std::isnan(e.reference.min));
+    CHECK(e.target.min == 1);
+    CHECK(e.target.max == 2);
     CHECK(std::isnan(e.reference.std));
 }
 
@@ -100,8 +105,8 @@ TEST_CASE("mixed dtypes: float16, bfloat16, quantized uint8/int8/int16, raw ints
     const numgap::tensor_view r(pair.reference.data(), std::span<const std::int64_t>(shape));
     auto expect_same = [&](const numgap::tensor_view& target, const std::vector<float>& dequantized) {
         const numgap::tensor_view plain(dequantized.data(), std::span<const std::int64_t>(shape));
-        const auto got = numgap::evaluate(r, target, all_builtins());
-        const auto want = numgap::evaluate(r, plain, all_builtins());
+        const auto got = numgap::evaluate(r, target, all_builtins(), {1, true, true});
+        const auto want = numgap::evaluate(r, plain, all_builtins(), {1, true, true});
         for (std::size_t i = 0; i < got.metrics.size(); ++i) {
             CAPTURE(got.metrics[i].name);
             // Per-channel axes are not coalesced, so chunk boundaries (and
@@ -111,7 +116,7 @@ TEST_CASE("mixed dtypes: float16, bfloat16, quantized uint8/int8/int16, raw ints
             CHECK(close_value(got.metrics[i].value, want.metrics[i].value));
         }
         CHECK(got.target.mean == doctest::Approx(want.target.mean).epsilon(1e-6));
-        check_against_oracle(got, pair.reference, dequantized, spatial);
+        check_against_oracle(got, pair.reference, dequantized, spatial, true);
     };
     SUBCASE("float16") {
         std::vector<numgap::float16> half(pair.target.size());
@@ -205,8 +210,8 @@ TEST_CASE("an NHWC target through axis_order equals comparing against the materi
     const numgap::tensor_view r(pair.reference.data(), {n, c, h, w});
     numgap::tensor_view t(nhwc.data(), {n, h, w, c});
     t.with_axis_order({0, 2, 3, 1});
-    const auto got = numgap::evaluate(r, t, all_builtins());
-    check_against_oracle(got, pair.reference, pair.target, std::size_t(w));
+    const auto got = numgap::evaluate(r, t, all_builtins(), {1, true, true});
+    check_against_oracle(got, pair.reference, pair.target, std::size_t(w), true);
     std::vector<float> copied(nhwc.size());
     numgap::copy_as_float(t, copied);
     CHECK(copied == pair.target);
@@ -226,7 +231,8 @@ TEST_CASE("strided (non-contiguous) views, including a reversed axis, are gather
     const numgap::tensor_view r(wide.data(), std::span<const std::int64_t>(shape), std::span<const std::int64_t>(wide_strides));
     const numgap::tensor_view t(reversed.data() + (columns - 1), std::span<const std::int64_t>(shape),
                                 std::span<const std::int64_t>(reversed_strides));
-    check_against_oracle(numgap::evaluate(r, t, all_builtins()), pair.reference, pair.target, std::size_t(columns));
+    check_against_oracle(numgap::evaluate(r, t, all_builtins()), pair.reference, pair.target, std::size_t(columns),
+                         false);
 }
 
 TEST_CASE("float64 pairs are compared in float64: a 1e-12 difference is not rounded away") {

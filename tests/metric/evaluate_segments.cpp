@@ -91,8 +91,9 @@ void check_same(const numgap::evaluation& split_result, const numgap::evaluation
             CHECK((same_value(a, b) || std::fabs(a - b) <= 2e-7 * std::max(std::fabs(a), std::fabs(b))));
         CHECK(split_result.metrics[i].passed == whole.metrics[i].passed);
     }
-    CHECK(split_result.reference.min == whole.reference.min);
-    CHECK(split_result.target.max == whole.target.max);
+    CHECK(same_value(split_result.reference.min, whole.reference.min));
+    CHECK(same_value(split_result.target.max, whole.target.max));
+    CHECK(std::fabs(split_result.target.mean - whole.target.mean) <= 1e-7 * whole.target.std);
     CHECK(split_result.target.nan_count == whole.target.nan_count);
 }
 
@@ -122,24 +123,26 @@ TEST_CASE("evaluate_segments: a split side equals the unsplit comparison along a
             CAPTURE(lengths.size());
             const bool rows_whole = axis != 2 || lengths.size() == 1;
             const numgap::metric_set& set = rows_whole ? all : sums;
-            const auto whole = numgap::evaluate(r, t, set, {1, true});
+            const auto whole = numgap::evaluate(r, t, set, {1, true, true});
             const auto target_pieces = split(pair.target, shape, axis, lengths);
             const auto target_segments = segments_of(target_pieces, shape, axis, lengths);
             const numgap::segmented_view split_target{target_segments, axis};
-            const auto split_target_result = numgap::evaluate_segments(unsplit_reference, split_target, set, {1, true});
+            const auto split_target_result =
+                numgap::evaluate_segments(unsplit_reference, split_target, set, {1, true, true});
             check_same(split_target_result, whole);
-            if (rows_whole) check_against_oracle(split_target_result, pair.reference, pair.target, std::size_t(shape[2]));
+            if (rows_whole)
+                check_against_oracle(split_target_result, pair.reference, pair.target, std::size_t(shape[2]), true);
 
             const auto reference_pieces = split(pair.reference, shape, axis, lengths);
             const auto reference_segments = segments_of(reference_pieces, shape, axis, lengths);
             const numgap::segmented_view split_reference{reference_segments, axis};
-            check_same(numgap::evaluate_segments(split_reference, unsplit_target, set, {1, true}), whole);
+            check_same(numgap::evaluate_segments(split_reference, unsplit_target, set, {1, true, true}), whole);
 
             // Both split, at different cuts: the pieces are the union of both.
             std::vector<std::int64_t> other(lengths.rbegin(), lengths.rend());
             const auto other_pieces = split(pair.target, shape, axis, other);
             const auto other_segments = segments_of(other_pieces, shape, axis, other);
-            check_same(numgap::evaluate_segments(split_reference, {other_segments, axis}, set, {2, true}), whole);
+            check_same(numgap::evaluate_segments(split_reference, {other_segments, axis}, set, {2, true, true}), whole);
         }
     }
 }
@@ -169,7 +172,7 @@ TEST_CASE("evaluate_segments: quantized shards against a float reference, per te
                                    : numgap::quantization::per_tensor(0.05f, 128);
         whole_target.with_quantization(q);
         const numgap::tensor_view r(reference.data(), matrix);
-        const auto whole = numgap::evaluate(r, whole_target, set, {1, true});
+        const auto whole = numgap::evaluate(r, whole_target, set, {1, true, true});
         auto segments = segments_of(pieces, matrix, 1, lengths);
         for (std::size_t i = 0; i < segments.size(); ++i) {
             const std::size_t begin = i == 0 ? 0 : std::size_t(lengths[0]);
@@ -179,13 +182,14 @@ TEST_CASE("evaluate_segments: quantized shards against a float reference, per te
                             : q);
         }
         const numgap::tensor_segment unsplit{r, 0};
-        check_same(numgap::evaluate_segments({std::span(&unsplit, 1), 0}, {segments, 1}, set, {1, true}), whole);
+        check_same(numgap::evaluate_segments({std::span(&unsplit, 1), 0}, {segments, 1}, set, {1, true, true}), whole);
         // The unsplit side quantized per channel along the axis: its slices narrow the scales.
         const auto reference_pieces = split(reference, matrix, 1, lengths);
         const auto reference_segments = segments_of(reference_pieces, matrix, 1, lengths);
         const numgap::tensor_segment quantized_whole{whole_target, 0};
-        check_same(numgap::evaluate_segments({reference_segments, 1}, {std::span(&quantized_whole, 1), 0}, set, {1, true}),
-                   whole);
+        check_same(
+            numgap::evaluate_segments({reference_segments, 1}, {std::span(&quantized_whole, 1), 0}, set, {1, true, true}),
+            whole);
     }
 }
 

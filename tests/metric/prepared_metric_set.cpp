@@ -74,6 +74,7 @@ void check_prepared_equals_evaluate(const numgap::metric_set& set, const numgap:
         check_same_stats(target_stats, expected.target);
         CHECK(reference_stats.positive_inf_count == 1);
         CHECK(target_stats.nan_count == 1);
+        CHECK(std::isnan(reference_stats.min) != options.side_min_max);
     }
 }
 
@@ -90,10 +91,12 @@ numgap::metric_set every_kind_of_metric() {
 } // namespace
 
 TEST_CASE("prepared_metric_set writes evaluate()'s values bit for bit, with and without side statistics") {
-    for (const bool side_statistics : {true, false}) {
-        CAPTURE(side_statistics);
-        check_prepared_equals_evaluate(numgap::metric_set::defaults(), {1, side_statistics}, 5000);
-        check_prepared_equals_evaluate(every_kind_of_metric(), {1, side_statistics}, 5000);
+    using options_type = numgap::evaluate_options;
+    for (const options_type options : {options_type{1, true}, options_type{1, false}, options_type{1, true, true}}) {
+        CAPTURE(options.side_statistics);
+        CAPTURE(options.side_min_max);
+        check_prepared_equals_evaluate(numgap::metric_set::defaults(), options, 5000);
+        check_prepared_equals_evaluate(every_kind_of_metric(), options, 5000);
     }
 }
 
@@ -111,7 +114,8 @@ TEST_CASE("prepared_metric_set: side statistics only where the caller points, va
     prepared.evaluate_into(r, t, values, nullptr, &target_stats);
     CHECK(values[1] == doctest::Approx(0.25)); // atol: mean |r - t|
     CHECK(values[2] == doctest::Approx(0.25)); // mse
-    CHECK(target_stats.max == 5.0);
+    CHECK(target_stats.mean == 2.75);
+    CHECK(std::isnan(target_stats.max)); // min and max only with side_min_max
     CHECK_FALSE(prepared.passed(1, values[1]));
     prepared.evaluate_into(r, r, values);
     CHECK(values[1] == 0.0);

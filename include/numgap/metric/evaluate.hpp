@@ -141,8 +141,9 @@ inline pass_partial fused_pass(const tensor_view& reference, const tensor_view& 
                                const evaluate_options& options, const kernels::kernel_table& table) {
     kernels::kernel_options kernel_options = layout.kernel_options;
     if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
+    if (options.side_min_max) kernel_options.features |= kernels::kernel_feature::side_min_max;
     pass_partial pass;
-    if (layout.any_fused || !layout.reductions.empty() || options.side_statistics) {
+    if (layout.any_fused || !layout.reductions.empty() || options.any_side_statistics()) {
         kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
         plan.widen_f32 = table.widen_f32;
         plan.transpose_f32 = table.transpose_f32;
@@ -185,10 +186,12 @@ void evaluate_pass(const tensor_view& reference, const tensor_view& target, cons
         emit(i, metric_value(metrics, i, pass, [&](const metric_entry& entry) {
                  return entry.whole_tensor(reference, target);
              }));
-    if (options.side_statistics) {
+    if (options.any_side_statistics()) {
         const std::int64_t elements = reference.size();
-        if (reference_stats != nullptr) *reference_stats = make_side_stats(pass.moments.reference, elements);
-        if (target_stats != nullptr) *target_stats = make_side_stats(pass.moments.target, elements);
+        if (reference_stats != nullptr)
+            *reference_stats = make_side_stats(pass.moments.reference, elements, options.side_min_max);
+        if (target_stats != nullptr)
+            *target_stats = make_side_stats(pass.moments.target, elements, options.side_min_max);
     }
 }
 

@@ -9,12 +9,16 @@
 // std::size_t that compare_options::threads also is, and 0 means every core.
 // Brace-initialising it from an `int` variable ({n, true}) is a narrowing
 // error; write evaluate_options{std::size_t(n), true}.
-// side_statistics: compute the per-side statistics (min/max/mean/std,
-// NaN/Inf counts) in the same pass, inside the moments loop on every vector
-// ISA: 1.4-1.6x the metrics alone while the pair is in L1/L2 on AVX-512
-// (Intel), 1.5-2.1x on AVX2 (Zen 3), free once memory-bound; turning it
-// off leaves evaluation::reference / target with count set and everything
-// else NaN / 0.
+// side_statistics: compute the per-side statistics (NaN / +Inf / -Inf counts,
+// mean and std of the finite values) in the same pass, inside the moments
+// loop on every vector ISA: two vector additions per step on top of nine.
+// Turning it off leaves evaluation::reference / target with count set and
+// everything else NaN / 0.
+// side_min_max: also each side's min and max (implies side_statistics). Off
+// by default: four more vector operations per step, which is what made the
+// side statistics cost 1.4-1.6x the metrics alone in cache (AVX-512);
+// without it min and max are NaN.
+// See the README's "The path users call" for the measured costs.
 // Complexity: none. Throws: nothing.
 #include <cstddef>
 
@@ -23,6 +27,10 @@ namespace numgap {
 struct evaluate_options {
     std::size_t threads = 1;
     bool side_statistics = true;
+    bool side_min_max = false;
+
+    // Whether the pass gathers per-side statistics at all.
+    constexpr bool any_side_statistics() const noexcept { return side_statistics || side_min_max; }
 };
 
 } // namespace numgap

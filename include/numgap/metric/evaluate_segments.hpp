@@ -175,9 +175,9 @@ inline evaluation evaluate_segments(const segmented_view& reference, const segme
         out.rule = entries[i].rule;
         out.passed = metric_passes(out.rule, out.value);
     }
-    if (options.side_statistics) {
-        result.reference = make_side_stats(pass.moments.reference, result.count);
-        result.target = make_side_stats(pass.moments.target, result.count);
+    if (options.any_side_statistics()) {
+        result.reference = make_side_stats(pass.moments.reference, result.count, options.side_min_max);
+        result.target = make_side_stats(pass.moments.target, result.count, options.side_min_max);
     }
     return result;
 }

@@ -42,8 +42,8 @@ public:
     const evaluate_options& options() const noexcept { return options_; }
 
     // values[i] receives the set's i-th metric. Side statistics are computed
-    // when options().side_statistics is true and stored where the pointers
-    // are non-null.
+    // when options().side_statistics or side_min_max is true and stored where
+    // the pointers are non-null.
     void evaluate_into(const tensor_view& reference, const tensor_view& target, std::span<double> values,
                        side_stats* reference_stats = nullptr, side_stats* target_stats = nullptr) const {
         if (values.size() != metrics_.size())

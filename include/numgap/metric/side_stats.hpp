@@ -3,7 +3,8 @@
 // pair, computed in the same pass as the metrics. `count` is every element;
 // min, max, mean and std are over the finite values only (std is the
 // population standard deviation, ddof = 0, from a chunked Chan et al. merge,
-// accurate even when |mean| >> std); all four are NaN when no value is finite.
+// accurate even when |mean| >> std); all four are NaN when no value is finite,
+// min and max also when they were not asked for (evaluate_options::side_min_max).
 // Accuracy for float32 inputs (float32 sums within 2048-element chunks, then
 // float64): min and max exact; mean within ~1e-7 * std of the exact mean; std
 // within ~1e-7 relative.
@@ -32,15 +33,18 @@ struct side_stats {
     }
 };
 
-inline side_stats make_side_stats(const kernels::side_moments& moments, std::int64_t count) noexcept {
+inline side_stats make_side_stats(const kernels::side_moments& moments, std::int64_t count,
+                                  bool with_min_max = true) noexcept {
     side_stats stats;
     stats.count = count;
     stats.nan_count = moments.nan_count;
     stats.positive_inf_count = moments.positive_inf_count;
     stats.negative_inf_count = moments.negative_inf_count;
     if (moments.finite_count > 0) {
-        stats.min = moments.min;
-        stats.max = moments.max;
+        if (with_min_max) {
+            stats.min = moments.min;
+            stats.max = moments.max;
+        }
         stats.mean = moments.mean;
         stats.std = std::sqrt(moments.m2 / double(moments.finite_count));
     }

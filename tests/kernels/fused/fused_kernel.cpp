@@ -42,6 +42,7 @@ std::size_t accuracy_length() {
 }
 
 using numgap::kernels::kernel_feature::closeness;
+using numgap::kernels::kernel_feature::side_min_max;
 using numgap::kernels::kernel_feature::side_statistics;
 
 double relative_error(long double value, long double expected) {
@@ -239,7 +240,8 @@ TEST_CASE("fused kernel gives identical results for every length 0..300 and ever
         CAPTURE(arch);
         for (std::size_t n = 0; n <= r.size(); ++n) {
             CAPTURE(n);
-            const auto m = run(table, std::span(r).first(n), std::span(t).first(n), side_statistics | closeness);
+            const auto m =
+                run(table, std::span(r).first(n), std::span(t).first(n), side_statistics | side_min_max | closeness);
             const auto oracle = numgap::kernels::scalar_reference<float>(std::span(r).first(n), std::span(t).first(n));
             REQUIRE(m.count == std::int64_t(n));
             CHECK(m.sum_squared_diff == doctest::Approx(double(oracle.sum_squared_diff)).epsilon(1e-6));
@@ -283,7 +285,7 @@ TEST_CASE("per-side statistics count +Inf and -Inf and keep min/max/mean/std ove
     for (const auto& table : numgap::kernels::available_kernels()) {
         const std::string_view arch = table.arch_name;
         CAPTURE(arch);
-        const auto m = run(table, r, t, side_statistics);
+        const auto m = run(table, r, t, side_statistics | side_min_max);
         CHECK(m.reference.positive_inf_count == 1);
         CHECK(m.reference.negative_inf_count == 1);
         CHECK(m.reference.nan_count == 1);
@@ -382,15 +384,23 @@ TEST_CASE("per-side statistics from the fused loop's sums meet 1e-7 on both side
                 CAPTURE(arch);
                 CAPTURE(offset);
                 CAPTURE(seed);
-                const auto m = run(table, r, t, side_statistics);
-                for (const auto& [side, expected] :
-                     {std::pair{m.reference, oracle.reference}, std::pair{m.target, oracle.target}}) {
-                    CHECK(side.min == double(expected.min));
-                    CHECK(side.max == double(expected.max));
-                    CHECK(std::fabs(side.mean - double(expected.mean)) <= 1e-7 * double(expected.std));
-                    CHECK(relative_error(std::sqrt(side.m2 / double(side.finite_count)), expected.std) < 1e-7);
+                // Both tiers: min and max in their own pass, or not at all
+                // (then they keep their initial +-Inf, careful chunks too).
+                for (const unsigned features : {side_statistics, side_statistics | side_min_max, side_min_max}) {
+                    CAPTURE(features);
+                    const bool min_max = (features & side_min_max) != 0;
+                    const auto m = run(table, r, t, features);
+                    for (const auto& [side, expected] :
+                         {std::pair{m.reference, oracle.reference}, std::pair{m.target, oracle.target}}) {
+                        CHECK(side.min == (min_max ? double(expected.min) : std::numeric_limits<double>::infinity()));
+                        CHECK(side.max == (min_max ? double(expected.max) : -std::numeric_limits<double>::infinity()));
+                        CHECK(std::fabs(side.mean - double(expected.mean)) <= 1e-7 * double(expected.std));
+                        CHECK(relative_error(std::sqrt(side.m2 / double(side.finite_count)), expected.std) < 1e-7);
+                    }
+                    CHECK(m.reference.finite_count == std::int64_t(r.size()) - (seed == 8 ? 1 : 0));
+                    CHECK(m.target.finite_count == std::int64_t(r.size()));
+                    CHECK(m.reference.positive_inf_count == (seed == 8 ? 1 : 0));
                 }
-                CHECK(m.reference.positive_inf_count == (seed == 8 ? 1 : 0));
             }
         }
     }

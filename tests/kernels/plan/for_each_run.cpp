@@ -27,6 +27,10 @@
 
 namespace {
 
+// Per-side statistics with min and max (their own pass over each chunk).
+constexpr unsigned every_side_statistic =
+    numgap::kernels::kernel_feature::side_statistics | numgap::kernels::kernel_feature::side_min_max;
+
 using numgap::dtype;
 using numgap::kernels::pair_moments;
 using numgap::kernels::side_moments;
@@ -180,7 +184,10 @@ std::vector<float> reference_values(std::size_t n, unsigned seed) {
 TEST_SUITE("kernels") {
 TEST_CASE("run_f32 equals block_f32 on the converted values, bit for bit, every arch, dtype, length and orientation") {
     const std::size_t lengths[] = {0, 1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 2047, 2048, 2049, 4100};
-    const unsigned all_features = numgap::kernels::kernel_feature::side_statistics | numgap::kernels::kernel_feature::closeness;
+    const unsigned all_features = numgap::kernels::kernel_feature::side_statistics |
+                                  numgap::kernels::kernel_feature::side_min_max |
+                                  numgap::kernels::kernel_feature::closeness;
+    const unsigned side_sums_only = numgap::kernels::kernel_feature::side_statistics;
     const std::size_t longest = 4100;
     const auto narrow = every_narrow_type(longest, true);
     const auto reference = reference_values(longest, 10);
@@ -192,7 +199,8 @@ TEST_CASE("run_f32 equals block_f32 on the converted values, bit for bit, every 
             CAPTURE(d.zero_point);
             for (const std::size_t n : lengths) {
                 CAPTURE(n);
-                for (const unsigned features : {0u, all_features}) {
+                // The default side tier (sums only) and every tier at once.
+                for (const unsigned features : {0u, side_sums_only, all_features}) {
                     const numgap::kernels::kernel_options options{features, 1e-3, 1e-2};
                     const stored_run f32{reference.data(), dtype::float32};
                     const stored_run narrow_run{d.bytes.data(), d.type, d.scale, d.zero_point};
@@ -348,8 +356,8 @@ TEST_CASE("two narrow float sides (float8 against bfloat16, float8, float16) tak
                 plan.widen_f32 = table.widen_f32; // as evaluate() does: the table's in-register widening
                 CHECK_FALSE(numgap::kernels::runs_in_registers(plan));
                 pair_moments got, want;
-                numgap::kernels::accumulate_plan(plan, 0, plan.count, table, {numgap::kernels::kernel_feature::side_statistics}, got);
-                table.block_f32(r.values.data(), t.values.data(), 3000, {numgap::kernels::kernel_feature::side_statistics}, want);
+                numgap::kernels::accumulate_plan(plan, 0, plan.count, table, {every_side_statistic}, got);
+                table.block_f32(r.values.data(), t.values.data(), 3000, {every_side_statistic}, want);
                 check_same(got, want);
                 CHECK(got.target.nan_count == (t.type == dtype::float16 ? 0 : 1));
             }
@@ -373,8 +381,8 @@ TEST_CASE("float8_e8m0fnu (a scale type) takes blocks against float32 and reads 
         plan.widen_f32 = table.widen_f32;
         CHECK_FALSE(numgap::kernels::runs_in_registers(plan));
         pair_moments got, want;
-        numgap::kernels::accumulate_plan(plan, 0, plan.count, table, {numgap::kernels::kernel_feature::side_statistics}, got);
-        table.block_f32(reference.data(), decoded.data(), n, {numgap::kernels::kernel_feature::side_statistics}, want);
+        numgap::kernels::accumulate_plan(plan, 0, plan.count, table, {every_side_statistic}, got);
+        table.block_f32(reference.data(), decoded.data(), n, {every_side_statistic}, want);
         check_same(got, want);
         CHECK(got.target.nan_count == 3); // code 0xff at i = 73, 329 and 585
     }

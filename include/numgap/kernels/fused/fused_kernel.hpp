@@ -20,11 +20,16 @@
 // NaN: a plain max drops NaN; callers detect it through sum_abs_diff being
 // NaN, which costs nothing per element (see metric headers).
 // Per-side statistics (kernel_feature::side_statistics) are gathered in the
-// same loop on every vector ISA (15 vector operations per step instead of 9,
-// on fewer accumulator sets so nothing spills: two with 32 registers, one
+// same loop on every vector ISA: each side's plain sum, two vector additions
+// per step on top of nine (its sum of squares is the moments' own; a chunk
+// whose sum of squares is finite holds no NaN or Inf); with
+// kernel_feature::side_min_max each side's min and max too, four more (a
+// second loop over the chunk in L1 would cost the same operations, but no
+// longer overlap with the memory reads once the pair is out of cache). They
+// run on fewer accumulator sets so nothing spills: two with 32 registers, one
 // with 16, whose sums are then flushed every 32 steps; the moments' float
-// partials differ from the run without side statistics by rounding only),
-// by side_chunk after it on the scalar path; see side_chunk.hpp.
+// partials differ from the run without side statistics by rounding only. The
+// scalar path runs side_chunk after the moments loop; see side_chunk.hpp.
 //
 // Complexity: O(n) time, O(1) space, no allocation; noexcept.
 // The chunks of a call start at its first element, so a pair split into
@@ -76,34 +81,34 @@ void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& ta
     moments.sum_diff_times_sum += sum_diff_times_sum;
 }
 
-template <class Arch, class T, bool Sides, class ReferenceSource, class TargetSource>
+// MinMax: with Sides, also each side's min and max.
+template <class Arch, class T, bool Sides, bool MinMax, class ReferenceSource, class TargetSource>
 void moments_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
                    pair_moments& moments) noexcept {
+    static_assert(Sides || !MinMax, "min and max are a part of the side statistics");
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
     // Accumulator sets: as many as the registers hold without spilling (a
     // spilled accumulator is a store-to-load chain through L1 every step:
     // GCC 12 spilled one of AVX2's twelve and ran at 0.41x, Zen 3). 32
-    // registers: four sets, or two with the side accumulators (four would
-    // need 30 and spill; at 15 operations a step the loop is bound by
-    // throughput, so two still hide every latency). 16 registers: two sets
-    // sharing one max accumulator (eleven), or one set with the side
-    // accumulators (twelve; latency-bound, still 3.7x the separate side
-    // passes it replaces).
+    // registers: four sets, or two with the side accumulators (at 11 or 15
+    // operations a step the loop is bound by throughput, so two hide every
+    // latency). 16 registers: two sets sharing one max accumulator (eleven),
+    // or one set with the side accumulators (eight, or twelve with min and
+    // max; latency-bound: two sets would need thirteen plus the temporaries,
+    // and GCC 12 kept four of them on the stack).
     constexpr bool wide_register_file = ops::accumulator_sets == 4; // 32 registers (or scalar)
     constexpr int sets = !Sides ? ops::accumulator_sets : wide_register_file ? 2 : 1;
     // One max accumulator for two sets: two max operations (1-4 cycles of
     // latency each) per iteration of ~5 cycles, so it costs no throughput and
     // frees the register that spilled.
     constexpr int max_sets = wide_register_file ? sets : 1;
-    constexpr T infinity = std::numeric_limits<T>::infinity();
     // One copy of the side accumulators serves every set, for the same reason.
-    struct side_accumulators {
-        batch minimum, maximum, sum;
-    };
-    [[maybe_unused]] side_accumulators sides[2] = {{ops::splat(infinity), ops::splat(-infinity), ops::splat(0)},
-                                  {ops::splat(infinity), ops::splat(-infinity), ops::splat(0)}};
+    constexpr T infinity = std::numeric_limits<T>::infinity();
+    [[maybe_unused]] batch side_sums[2] = {ops::splat(0), ops::splat(0)};
+    [[maybe_unused]] batch side_min[2] = {ops::splat(infinity), ops::splat(infinity)};
+    [[maybe_unused]] batch side_max[2] = {ops::splat(-infinity), ops::splat(-infinity)};
     // Nine vector operations per step. Not eight via sum (r-t)(r+t) =
     // 2 sum (r-t)r - sum (r-t)^2: for a pure scaling error the rounding of the
     // two sums no longer cancels in 1 - cosine (measured 10x the oracle's
@@ -133,12 +138,14 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
         a.squared_target = ops::fma(t, t, a.squared_target);
         a.diff_times_sum = ops::fma(difference, r + t, a.diff_times_sum);
         if constexpr (Sides) {
-            sides[0].minimum = ops::min(sides[0].minimum, r);
-            sides[0].maximum = ops::max(sides[0].maximum, r);
-            sides[0].sum = sides[0].sum + r;
-            sides[1].minimum = ops::min(sides[1].minimum, t);
-            sides[1].maximum = ops::max(sides[1].maximum, t);
-            sides[1].sum = sides[1].sum + t;
+            side_sums[0] = side_sums[0] + r;
+            side_sums[1] = side_sums[1] + t;
+        }
+        if constexpr (MinMax) {
+            side_min[0] = ops::min(side_min[0], r);
+            side_max[0] = ops::max(side_max[0], r);
+            side_min[1] = ops::min(side_min[1], t);
+            side_max[1] = ops::max(side_max[1], t);
         }
     };
 
@@ -163,8 +170,8 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
     [[maybe_unused]] auto flush_side_sums = [&] {
         for (int k = 0; k < 2; ++k) {
-            side_sum[k] += ops::sum(sides[k].sum);
-            sides[k].sum = ops::splat(0);
+            side_sum[k] += ops::sum(side_sums[k]);
+            side_sums[k] = ops::splat(0);
         }
         if constexpr (flushes_moments) {
             batch* sums[5] = {&acc[0].squared_diff, &acc[0].abs_diff, &acc[0].squared_reference,
@@ -205,17 +212,19 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // Scalar tail in the same function: fewer than `width` elements remain.
     T tail_squared_diff = 0, tail_abs_diff = 0, tail_max = 0, tail_squared_reference = 0,
       tail_squared_target = 0, tail_diff_times_sum = 0;
-    [[maybe_unused]] T tail_min[2] = {infinity, infinity}, tail_maximum[2] = {-infinity, -infinity},
-                       tail_sum[2] = {0, 0};
+    [[maybe_unused]] T tail_sum[2] = {0, 0}, tail_min[2] = {infinity, infinity},
+                       tail_maximum[2] = {-infinity, -infinity};
     for (; i < n; ++i) {
         const T r = reference.at(i), t = target.at(i);
         if constexpr (Sides) {
+            tail_sum[0] += r;
+            tail_sum[1] += t;
+        }
+        if constexpr (MinMax) {
             tail_min[0] = smaller(tail_min[0], r);
             tail_maximum[0] = larger(tail_maximum[0], r);
-            tail_sum[0] += r;
             tail_min[1] = smaller(tail_min[1], t);
             tail_maximum[1] = larger(tail_maximum[1], t);
-            tail_sum[1] += t;
         }
         const T difference = r - t;
         const T abs_difference = magnitude(difference);
@@ -240,22 +249,24 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
               magnitude(diff_times_sum) <= float_max)) {
             moments_chunk_wide<T>(reference, target, n, moments);
             if constexpr (Sides) {
-                side_chunk<Arch, T>(reference, n, moments.reference);
-                side_chunk<Arch, T>(target, n, moments.target);
+                side_chunk<Arch, T>(reference, n, MinMax, moments.reference);
+                side_chunk<Arch, T>(target, n, MinMax, moments.target);
             }
             return;
         }
     }
     if constexpr (Sides) {
         const double squares[2] = {squared_reference, squared_target};
-        side_moments* side[2] = {&moments.reference, &moments.target};
+        fused_side_sums sums[2];
         for (int k = 0; k < 2; ++k) {
-            const fused_side_sums sums{side_sum[k] + ops::sum(sides[k].sum) + double(tail_sum[k]), squares[k],
-                                       smaller(double(ops::minimum(sides[k].minimum)), double(tail_min[k])),
-                                       larger(double(ops::maximum(sides[k].maximum)), double(tail_maximum[k]))};
-            if (k == 0) add_fused_side<Arch, T>(reference, n, sums, *side[k]);
-            else add_fused_side<Arch, T>(target, n, sums, *side[k]);
+            sums[k] = {side_sum[k] + ops::sum(side_sums[k]) + double(tail_sum[k]), squares[k], MinMax, 0.0, 0.0};
+            if constexpr (MinMax) {
+                sums[k].min = smaller(double(ops::minimum(side_min[k])), double(tail_min[k]));
+                sums[k].max = larger(double(ops::maximum(side_max[k])), double(tail_maximum[k]));
+            }
         }
+        add_fused_side<Arch, T>(reference, n, sums[0], moments.reference);
+        add_fused_side<Arch, T>(target, n, sums[1], moments.target);
     }
     moments.sum_squared_diff += squared_diff;
     moments.sum_abs_diff += abs_diff;
@@ -325,16 +336,18 @@ void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource&
         const std::size_t length = detail::smaller(flush_interval, n - start);
         const auto r = reference.advanced(start);
         const auto t = target.advanced(start);
-        if (options.features & kernel_feature::side_statistics) {
+        const bool min_max = (options.features & kernel_feature::side_min_max) != 0;
+        if (min_max || (options.features & kernel_feature::side_statistics)) {
             if constexpr (detail::fuses_side_statistics<Arch, T>) {
-                detail::moments_chunk<Arch, T, true>(r, t, length, moments);
+                if (min_max) detail::moments_chunk<Arch, T, true, true>(r, t, length, moments);
+                else detail::moments_chunk<Arch, T, true, false>(r, t, length, moments);
             } else {
-                detail::moments_chunk<Arch, T, false>(r, t, length, moments);
-                detail::side_chunk<Arch, T>(r, length, moments.reference);
-                detail::side_chunk<Arch, T>(t, length, moments.target);
+                detail::moments_chunk<Arch, T, false, false>(r, t, length, moments);
+                detail::side_chunk<Arch, T>(r, length, min_max, moments.reference);
+                detail::side_chunk<Arch, T>(t, length, min_max, moments.target);
             }
         } else {
-            detail::moments_chunk<Arch, T, false>(r, t, length, moments);
+            detail::moments_chunk<Arch, T, false, false>(r, t, length, moments);
         }
         if (options.features & kernel_feature::closeness)
             detail::closeness_chunk<Arch, T>(r, t, length, options, moments);

@@ -6,15 +6,16 @@
 //     from sums shifted by the chunk's first finite value (accurate whatever
 //     mean / std). The scalar path runs it after the moments loop.
 //   add_fused_side: on every vector ISA (fuses_side_statistics) the moments
-//     loop itself gathers each side's min, max and plain sum (its sum of squares
-//     is the moments' own), six more vector operations on fifteen instead of
-//     ~twenty more. A chunk is summarised from those when every value is
-//     finite (the sum of squares is finite) and mean^2 <= variance / 4
-//     (M2 = sum x^2 - (sum x)^2 / n cancels as the offset grows: there std
-//     stays within ~6e-8 relative, tests/kernels/fused_kernel.cpp). An offset
-//     chunk re-reads only its sums, shifted by the rounded mean (one pass of
-//     three operations, min and max are kept); a chunk holding a non-finite
-//     value, or whose shifted sums overflow, takes side_chunk.
+//     loop itself gathers each side's plain sum (its sum of squares is the
+//     moments' own), two more vector operations (eleven in all) instead of
+//     ~twenty more. A chunk is summarised from those when every value is finite (the
+//     sum of squares is finite) and mean^2 <= variance / 4 (M2 = sum x^2 -
+//     (sum x)^2 / n cancels as the offset grows: there std stays within
+//     ~6e-8 relative, tests/kernels/fused_kernel.cpp). An offset chunk
+//     re-reads only its sums, shifted by the rounded mean (one pass of three
+//     operations); a chunk holding a non-finite value, or whose shifted sums
+//     overflow, takes side_chunk. min and max, when asked for, are gathered
+//     in the same loop (four more operations).
 // Complexity: O(n) per chunk, no allocation. Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -27,8 +28,9 @@
 namespace numgap::kernels::detail {
 
 // Per-side statistics of one chunk, on its own: two passes over data in L1.
+// min_max: whether side.min / side.max take the chunk's (else they are left).
 template <class Arch, class T, class Source>
-void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcept {
+void side_chunk(const Source& values, std::size_t n, bool min_max, side_moments& side) noexcept {
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
@@ -104,8 +106,10 @@ void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcep
     side.nan_count += chunk_nan;
     side.positive_inf_count += chunk_positive_inf;
     side.negative_inf_count += std::int64_t(n) - chunk_finite - chunk_nan - chunk_positive_inf;
-    side.min = smaller(side.min, chunk_min);
-    side.max = larger(side.max, chunk_max);
+    if (min_max) {
+        side.min = smaller(side.min, chunk_min);
+        side.max = larger(side.max, chunk_max);
+    }
     if (chunk_finite > 0) {
         const double mean_offset = sum / double(chunk_finite);
         const double m2 = larger(0.0, squares - sum * mean_offset);
@@ -113,15 +117,22 @@ void side_chunk(const Source& values, std::size_t n, side_moments& side) noexcep
     }
 }
 
-// Whether the moments loop gathers the side sums: every vector ISA (six more
-// live vectors; 16-register ISAs make room by running one accumulator set).
+// Whether the moments loop gathers the side sums: every vector ISA (two more
+// live vectors, six with min and max; 16-register ISAs make room by running
+// one accumulator set).
 // The scalar path keeps side_chunk.
 template <class Arch, class T>
 inline constexpr bool fuses_side_statistics = lanes<Arch, T>::width > 1;
 
-// What the moments loop gathered for one side of a chunk.
+// What the moments loop gathered for one side of a chunk (min and max only
+// when has_min_max). A trivial aggregate on purpose: default member
+// initialisers would give it a constructor that -O0 emits out of line, one
+// copy per dispatch unit with that unit's instructions, shared with baseline
+// code (caught by the dispatch_odr test).
 struct fused_side_sums {
-    double sum, sum_squares, min, max;
+    double sum, sum_squares;
+    bool has_min_max;
+    double min, max;
 };
 
 // Sum and sum of squares of values - shift over a chunk of finite values,
@@ -155,7 +166,7 @@ template <class Arch, class T, class Source>
 void add_fused_side(const Source& values, std::size_t n, const fused_side_sums& sums, side_moments& side) noexcept {
     constexpr double largest = double(largest_finite<T>);
     if (n == 0) return;
-    if (!(sums.sum_squares <= largest)) return side_chunk<Arch, T>(values, n, side);
+    if (!(sums.sum_squares <= largest)) return side_chunk<Arch, T>(values, n, sums.has_min_max, side);
     const double count = double(n);
     double mean = sums.sum / count;
     double m2 = sums.sum_squares - sums.sum * mean;
@@ -163,13 +174,16 @@ void add_fused_side(const Source& values, std::size_t n, const fused_side_sums& 
         const T shift = T(mean);
         double sum = 0, squares = 0;
         shifted_sums<Arch, T>(values, n, shift, sum, squares);
-        if (!(magnitude(sum) <= largest && squares <= largest)) return side_chunk<Arch, T>(values, n, side);
+        if (!(magnitude(sum) <= largest && squares <= largest))
+            return side_chunk<Arch, T>(values, n, sums.has_min_max, side);
         const double mean_offset = sum / count;
         mean = double(shift) + mean_offset;
         m2 = larger(0.0, squares - sum * mean_offset);
     }
-    side.min = smaller(side.min, sums.min);
-    side.max = larger(side.max, sums.max);
+    if (sums.has_min_max) {
+        side.min = smaller(side.min, sums.min);
+        side.max = larger(side.max, sums.max);
+    }
     add_finite(side, std::int64_t(n), mean, m2);
 }
 
