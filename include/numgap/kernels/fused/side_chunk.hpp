@@ -8,14 +8,14 @@
 //   add_fused_side: on every vector ISA (fuses_side_statistics) the moments
 //     loop itself gathers each side's plain sum (its sum of squares is the
 //     moments' own), two more vector operations (eleven in all) instead of
-//     ~twenty more. A chunk is summarised from those when every value is finite (the
-//     sum of squares is finite) and mean^2 <= variance / 4 (M2 = sum x^2 -
-//     (sum x)^2 / n cancels as the offset grows: there std stays within
-//     ~6e-8 relative, tests/kernels/fused_kernel.cpp). An offset chunk
-//     re-reads only its sums, shifted by the rounded mean (one pass of three
-//     operations); a chunk holding a non-finite value, or whose shifted sums
-//     overflow, takes side_chunk. min and max, when asked for, are gathered
-//     in the same loop (four more operations).
+//     ~twenty more. A chunk is summarised from those when every value is
+//     finite (the sum of squares is finite) and mean^2 <= variance / 4
+//     (M2 = sum x^2 - (sum x)^2 / n cancels as the offset grows: there std
+//     stays within ~6e-8 relative, tests/kernels/fused_kernel.cpp). An
+//     offset chunk re-reads only its sums, shifted by the rounded mean (one
+//     pass of three operations); a chunk holding a non-finite value, or whose
+//     shifted sums overflow, takes side_chunk. min and max, when asked for,
+//     are gathered in the same loop (four more operations).
 // Complexity: O(n) per chunk, no allocation. Throws: nothing.
 #include <cstddef>
 #include <cstdint>
