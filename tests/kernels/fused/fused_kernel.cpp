@@ -196,7 +196,11 @@ TEST_CASE("the accuracy bounds hold at n = 1e7 for MXFP4, MXFP6, MXFP8 and MXINT
     using numgap::dtype;
     const std::pair<dtype, int> formats[] = {{dtype::float4_e2m1fn, 2}, {dtype::float6_e2m3fn, 2}, {dtype::float6_e3m2fn, 4},
                                              {dtype::float8_e4m3fn, 8}, {dtype::float8_e5m2, 15}, {dtype::int8, 0}};
-    for (const auto& [type, emax] : formats) {
+    // Named copies, not a structured binding: clang 14 cannot capture a
+    // binding in CAPTURE's lambda.
+    for (const auto& format : formats) {
+        const dtype type = format.first;
+        const int emax = format.second;
         CAPTURE(numgap::name_of(type));
         const bool packed = type == dtype::float4_e2m1fn, integer = type == dtype::int8;
         const auto grid = integer ? std::vector<std::pair<float, std::uint8_t>>{}

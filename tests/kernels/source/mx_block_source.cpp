@@ -206,7 +206,11 @@ TEST_CASE("pairs without a float32 side: MXFP8 vs MXFP8, bfloat16 vs float8, MXF
         {{e2m1.data(), dtype::float4_e2m1fn, true}, {e3m2.data(), dtype::float6_e3m2fn, true}},
         {{e4m3.data(), dtype::float8_e4m3fn, false}, {e4m3.data(), dtype::float8_e4m3fn, true}},
     };
-    for (const auto& [left, right] : pairs) {
+    for (const auto& sides : pairs) {
+        // Named references, not a structured binding: clang 14 cannot
+        // capture a binding in CAPTURE's lambda.
+        const auto& left = sides.first;
+        const auto& right = sides.second;
         std::vector<float> expected_left(static_cast<std::size_t>(count)), expected_right(static_cast<std::size_t>(count));
         for (std::size_t e = 0; e < std::size_t(count); ++e) {
             expected_left[e] = left.value(e, scales);
