@@ -301,6 +301,31 @@ TEST_CASE("per-side statistics count +Inf and -Inf and keep min/max/mean/std ove
     }
 }
 
+TEST_CASE("the accuracy bounds hold on tensors of a few chunks too, every arch and side tier") {
+    // At n = 1e7 the chunks' rounding errors average out; over two or three
+    // chunks they do not, so each lane's float32 chain must stay short. NEON's
+    // side tier (two sets of four lanes: 256 values a lane per chunk) missed
+    // 1e-7 on sum |r - t| here before chains over 128 were flushed.
+    for (const std::size_t n : {std::size_t(2048), std::size_t(3001), std::size_t(6143)}) {
+        CAPTURE(n);
+        std::mt19937 generator(std::uint32_t(13 + n));
+        std::normal_distribution<float> normal(0.2f, 1.0f);
+        std::vector<float> r(n), t(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            r[i] = normal(generator);
+            t[i] = r[i] + 0.05f * normal(generator);
+        }
+        const auto oracle = numgap::kernels::scalar_reference<float>(r, t);
+        for (const auto& table : numgap::kernels::available_kernels()) {
+            CAPTURE(std::string_view(table.arch_name));
+            for (const unsigned features : {0u, unsigned(side_statistics), unsigned(side_statistics | side_min_max)}) {
+                CAPTURE(features);
+                check_accuracy_bounds(run(table, r, t, features), oracle, n);
+            }
+        }
+    }
+}
+
 TEST_CASE("per-side mean and std meet 1e-7 relative on every arch, the one-lane scalar path included") {
     // Each lane's float32 chain is flushed into float64 every few dozen
     // elements; one chain per 2048-element chunk cost ~1e-6 on narrow vectors.

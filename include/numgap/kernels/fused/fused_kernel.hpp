@@ -9,9 +9,11 @@
 //
 // Accuracy: sums run in T inside chunks of flush_interval elements, on
 // lanes::accumulator_sets independent accumulator sets, and each chunk's
-// partial sums are added into float64. For float32 a chunk's partial sum
-// carries at most ~(flush_interval / (width * sets) + log2 width) ulps of
-// float32 rounding, unbiased; across chunks the float64 sum adds ~1e-16, so
+// partial sums are added into float64 (and within a chunk after every 64
+// values of a lane where a chunk would give a lane more than 128: fewer
+// lanes, or fewer sets with side statistics). For float32 a partial sum
+// carries at most ~(its chain length + log2 width) ulps of float32 rounding,
+// unbiased; across chunks the float64 sum adds ~1e-16, so
 // the sums meet 1e-7 relative at n = 1e7 (tests/kernels/fused/fused_kernel.cpp).
 // A chunk whose float partials are not finite (overflow above ~1.8e19, or NaN
 // and Inf inputs) is recomputed in float64, so overflow of float partials is
@@ -27,9 +29,9 @@
 // second loop over the chunk in L1 would cost the same operations, but no
 // longer overlap with the memory reads once the pair is out of cache). They
 // run on fewer accumulator sets so nothing spills: two with 32 registers, one
-// with 16, whose sums are then flushed every 32 steps; the moments' float
-// partials differ from the run without side statistics by rounding only. The
-// scalar path runs side_chunk after the moments loop; see side_chunk.hpp.
+// with 16; the moments' float partials differ from the run without side
+// statistics by rounding only. The scalar path runs side_chunk after the
+// moments loop; see side_chunk.hpp.
 //
 // Complexity: O(n) time, O(1) space, no allocation; noexcept.
 // The chunks of a call start at its first element, so a pair split into
@@ -162,33 +164,42 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // ~1e-7 of std in the mean).
     constexpr std::size_t side_flush = width * 32;
     [[maybe_unused]] double side_sum[2] = {0, 0};
-    // With one accumulator set, each lane's chain would be twice as long as
-    // with two (sum |r-t| then missed 1e-7 relative on one chunk): its sums
-    // are flushed into float64 with the side sums, so the chains are shorter
-    // than the two sets' (one more horizontal sum each per 32 steps).
-    constexpr bool flushes_moments = Sides && sets == 1;
+    // The moments' chains are bounded too: a chunk gives each lane
+    // flush_interval / (width * sets) values: 32 or 64 on AVX-512 (64 or 32
+    // lanes in all), 128 with 16 lanes (AVX2, NEON without side statistics),
+    // but 256 with 8 (AVX2's and NEON's side tier, SSE2 without it) and 512
+    // on the scalar path. At 256, sum |r-t| over 3000 elements missed 1e-7
+    // relative on NEON (tests/metric/evaluate.cpp), so chains of more than
+    // 128 are flushed into float64 after every 64 values.
+    constexpr std::size_t stride = width * sets;
+    constexpr std::size_t moment_chain = 64;
+    constexpr bool flushes_moments = flush_interval / stride > 2 * moment_chain;
+    constexpr std::size_t moment_flush = stride * moment_chain; // a multiple of side_flush
     [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
     [[maybe_unused]] auto flush_side_sums = [&] {
         for (int k = 0; k < 2; ++k) {
             side_sum[k] += ops::sum(side_sums[k]);
             side_sums[k] = ops::splat(0);
         }
-        if constexpr (flushes_moments) {
-            batch* sums[5] = {&acc[0].squared_diff, &acc[0].abs_diff, &acc[0].squared_reference,
-                              &acc[0].squared_target, &acc[0].diff_times_sum};
+    };
+    [[maybe_unused]] auto flush_moments = [&] {
+        for (int s = 0; s < sets; ++s) {
+            batch* sums[5] = {&acc[s].squared_diff, &acc[s].abs_diff, &acc[s].squared_reference,
+                              &acc[s].squared_target, &acc[s].diff_times_sum};
             for (int k = 0; k < 5; ++k) {
                 flushed[k] += ops::sum(*sums[k]);
                 *sums[k] = ops::splat(0);
             }
         }
     };
-    // Groups of side_flush elements: the flush stays out of the inner loop,
-    // whose registers are then all the accumulators' (a flush inside it made
-    // GCC 12 spill the max accumulator on AVX2, 2x slower).
-    constexpr std::size_t stride = width * sets;
+    // Groups of side_flush (or moment_flush) elements: the flushes stay out
+    // of the inner loop, whose registers are then all the accumulators' (a
+    // flush inside it made GCC 12 spill the max accumulator on AVX2, 2x
+    // slower).
+    constexpr std::size_t group = Sides ? side_flush : flushes_moments ? moment_flush : 0;
     const std::size_t vector_end = n / stride * stride;
     while (i < vector_end) {
-        const std::size_t group_end = Sides ? smaller(vector_end, i + side_flush) : vector_end;
+        const std::size_t group_end = group != 0 ? smaller(vector_end, i + group) : vector_end;
         for (; i < group_end; i += stride) {
             reference.prefetch(i + prefetch_distance, stride);
             target.prefetch(i + prefetch_distance, stride);
@@ -199,6 +210,8 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
             for (int s = 0; s < sets; ++s) step(s, i + std::size_t(s) * width);
         }
         if constexpr (Sides) flush_side_sums();
+        if constexpr (flushes_moments)
+            if (i % moment_flush == 0) flush_moments();
     }
     for (; i + width <= n; i += width) step(0, i);
     for (int s = 1; s < sets; ++s) {
