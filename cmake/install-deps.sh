@@ -3,8 +3,9 @@
 # Usage: bash cmake/install-deps.sh   (as root, or with sudo available)
 set -euo pipefail
 
-# clang and its runtime libraries build the fuzz targets (tests/fuzz); the
-# runtimes are only a Recommends of clang, which --no-install-recommends skips.
+# clang and its runtime libraries build the sanitizer suite and the fuzz
+# targets (cmake/run-tests.sh, tests/fuzz); the runtimes are only a
+# Recommends of clang, which --no-install-recommends skips.
 # libeigen3-dev is the Eigen baseline of benchmarks/kernels.cpp (benchmark-only;
 # the tests smoke-run the benchmarks, so it is installed with them).
 # flatbuffers-compiler (flatc) writes ETDump files for one reader test from a
