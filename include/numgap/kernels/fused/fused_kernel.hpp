@@ -9,12 +9,13 @@
 //
 // Accuracy: sums run in T inside chunks of flush_interval elements, on
 // lanes::accumulator_sets independent accumulator sets, and each chunk's
-// partial sums are added into float64 (and within a chunk after every 64
-// values of a lane where a chunk would give a lane more than 128: fewer
-// lanes, or fewer sets with side statistics). For float32 a partial sum
-// carries at most ~(its chain length + log2 width) ulps of float32 rounding,
-// unbiased; across chunks the float64 sum adds ~1e-16, so
-// the sums meet 1e-7 relative at n = 1e7 (tests/kernels/fused/fused_kernel.cpp).
+// partial sums are added into float64, and within a chunk too where it
+// would give one lane more than 64 values (fewer lanes, or fewer sets with
+// side statistics): no lane's float32 chain adds more than 64 values. For
+// float32 a partial sum then carries at most ~(64 + log2 width) ulps of
+// float32 rounding, unbiased; across chunks the float64 sum adds ~1e-16, so
+// the sums meet 1e-7 relative at n = 1e7 and over a few chunks alike
+// (tests/kernels/fused/fused_kernel.cpp).
 // A chunk whose float partials are not finite (overflow above ~1.8e19, or NaN
 // and Inf inputs) is recomputed in float64, so overflow of float partials is
 // never reported as Inf. max |r-t| is computed from |fl(r-t)|; rounding is
@@ -167,13 +168,14 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // The moments' chains are bounded too: a chunk gives each lane
     // flush_interval / (width * sets) values: 32 or 64 on AVX-512 (64 or 32
     // lanes in all), 128 with 16 lanes (AVX2, NEON without side statistics),
-    // but 256 with 8 (AVX2's and NEON's side tier, SSE2 without it) and 512
-    // on the scalar path. At 256, sum |r-t| over 3000 elements missed 1e-7
-    // relative on NEON (tests/metric/evaluate.cpp), so chains of more than
-    // 128 are flushed into float64 after every 64 values.
+    // 256 with 8 (AVX2's and NEON's side tier, SSE2 without it) and 512 on
+    // the scalar path. Over two or three chunks those errors do not average
+    // out: at 256 sum |r-t| missed 1e-7 relative on NEON, at 128 sum (r-t)^2
+    // on AVX2 (tests/kernels/fused/fused_kernel.cpp). So every lane's chain
+    // is flushed into float64 after at most 64 values.
     constexpr std::size_t stride = width * sets;
     constexpr std::size_t moment_chain = 64;
-    constexpr bool flushes_moments = flush_interval / stride > 2 * moment_chain;
+    constexpr bool flushes_moments = flush_interval / stride > moment_chain;
     constexpr std::size_t moment_flush = stride * moment_chain; // a multiple of side_flush
     [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
     [[maybe_unused]] auto flush_side_sums = [&] {
