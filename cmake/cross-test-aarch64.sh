@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the test suite for 64-bit ARM (the NEON dispatch unit included) with
 # Debian's cross compiler and runs it under qemu-user, so the NEON kernels are
-# tested without an ARM machine. Not part of CI (about 15 minutes on 2 cores);
+# tested without an ARM machine. Not part of CI (about 45 minutes on 2 cores;
+# NUMGAP_TEST_ACCURACY_LENGTH=1000000 in the environment saves 5 of them);
 # run it after changing anything under include/numgap/kernels/.
 # Usage: bash cmake/cross-test-aarch64.sh [build-dir]   (default build-aarch64)
 set -euo pipefail
