@@ -11,9 +11,10 @@
 // lanes::accumulator_sets independent accumulator sets, and each chunk's
 // partial sums are added into float64, and within a chunk too where it
 // would give one lane more than 64 values (fewer lanes, or fewer sets with
-// side statistics): no lane's float32 chain adds more than 64 values. For
-// float32 a partial sum then carries at most ~(64 + log2 width) ulps of
-// float32 rounding, unbiased; across chunks the float64 sum adds ~1e-16, so
+// side statistics): no lane's float32 chain adds more than 64 values (a
+// chunk's last few vectors aside). For float32 a partial sum then carries at
+// most ~(64 + log2 width) ulps of float32 rounding, unbiased; across chunks
+// the float64 sum adds ~1e-16, so
 // the sums meet 1e-7 relative at n = 1e7 and over a few chunks alike
 // (tests/kernels/fused/fused_kernel.cpp).
 // A chunk whose float partials are not finite (overflow above ~1.8e19, or NaN
