@@ -14,9 +14,8 @@
 // side statistics): no lane's float32 chain adds more than 64 values (a
 // chunk's last few vectors aside). For float32 a partial sum then carries at
 // most ~(64 + log2 width) ulps of float32 rounding, unbiased; across chunks
-// the float64 sum adds ~1e-16, so
-// the sums meet 1e-7 relative at n = 1e7 and over a few chunks alike
-// (tests/kernels/fused/fused_kernel.cpp).
+// the float64 sum adds ~1e-16, so the sums meet 1e-7 relative at n = 1e7 and
+// over a few chunks alike (tests/kernels/fused/fused_kernel.cpp).
 // A chunk whose float partials are not finite (overflow above ~1.8e19, or NaN
 // and Inf inputs) is recomputed in float64, so overflow of float partials is
 // never reported as Inf. max |r-t| is computed from |fl(r-t)|; rounding is
@@ -198,11 +197,12 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // Groups of side_flush (or moment_flush) elements: the flushes stay out
     // of the inner loop, whose registers are then all the accumulators' (a
     // flush inside it made GCC 12 spill the max accumulator on AVX2, 2x
-    // slower).
-    constexpr std::size_t group = Sides ? side_flush : flushes_moments ? moment_flush : 0;
+    // slower). Without either flush one group of moment_flush (at least
+    // flush_interval then) covers the chunk.
+    constexpr std::size_t group = Sides ? side_flush : moment_flush;
     const std::size_t vector_end = n / stride * stride;
     while (i < vector_end) {
-        const std::size_t group_end = group != 0 ? smaller(vector_end, i + group) : vector_end;
+        const std::size_t group_end = smaller(vector_end, i + group);
         for (; i < group_end; i += stride) {
             reference.prefetch(i + prefetch_distance, stride);
             target.prefetch(i + prefetch_distance, stride);
