@@ -28,8 +28,8 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 # The sanitizer build is clang's: g++ 12 took twice the CPU time on the
 # instrumented -O0 test units (52 s against 25 s for tests/metric), and the
 # suite then runs built by both compilers. The fuzz targets (clang only) share
-# the build and the CTest run, so their smoke runs use the core that the
-# single-threaded numgap_tests leaves idle; for a smoke run they are built at
+# the build and the CTest run, so their smoke runs share the cores with the
+# suite's two entries (tests/CMakeLists.txt); for a smoke run they are built at
 # -O0 (-O1, their default for fuzzing, took 3x the compile time).
 cmake -S . -B build-sanitize -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug -DNUMGAP_SANITIZE=ON \
     -DNUMGAP_FUZZ=ON -DNUMGAP_FUZZ_OPTIMIZATION=-O0 \
