@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,7 @@
 #include <numgap/kernels/dispatch/dispatch.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
 #include <numgap/kernels/scalar_reference.hpp>
+#include <numgap/kernels/source/aligned_block_source.hpp>
 #include <numgap/kernels/table/accumulate_plan.hpp>
 #include <numgap/metric/evaluate.hpp>
 #include <numgap/metric/builtin_metrics.hpp>
@@ -57,6 +59,58 @@ std::vector<std::uint8_t> pattern_bytes(std::size_t count, unsigned seed) {
     return bytes;
 }
 
+// Block-scaled runs of one row of `row` int4 / uint4 / int8 / uint8 codes:
+// every block size, with and without zero points, from every offset, on
+// every kernel, each run's first `lengths` elements (none given: the whole
+// rest of the row), against the oracle's values.
+void check_block_scaled_row(std::size_t row, unsigned seed, std::initializer_list<std::uint32_t> block_sizes,
+                            std::initializer_list<std::uint32_t> offsets, std::span<const std::size_t> lengths) {
+    const std::vector<std::uint8_t> bytes = pattern_bytes(row, seed);
+    for (const dtype type : {dtype::int4, dtype::uint4, dtype::int8, dtype::uint8}) {
+        for (const std::uint32_t block : block_sizes) {
+            const std::size_t blocks = (row + block - 1) / block;
+            std::vector<float> scales(blocks);
+            std::vector<std::int32_t> zero_points(blocks);
+            for (std::size_t b = 0; b < blocks; ++b) {
+                scales[b] = 0.01f * float(b % 17 + 1) + 1e-4f * float(b);
+                zero_points[b] = std::int32_t(b % 5) - 2;
+            }
+            for (const bool with_zero_points : {true, false}) {
+                for (const std::uint32_t offset : offsets) {
+                    // Packed runs start at element `offset` of a row that starts at a byte.
+                    const bool packed = type == dtype::int4 || type == dtype::uint4;
+                    std::vector<float> reference(row - offset);
+                    for (std::size_t i = 0; i < reference.size(); ++i) {
+                        const std::size_t b = (offset + i) / block;
+                        reference[i] = dequantized(scales[b], code_at(type, bytes, offset + i),
+                                                   with_zero_points ? zero_points[b] : 0);
+                    }
+                    kernels::stored_run target{packed ? bytes.data() + offset / 2 : bytes.data() + offset, type};
+                    target.nibble = std::uint8_t(packed ? offset % 2 : 0);
+                    target.block_scales = scales.data();
+                    target.block_zero_points = with_zero_points ? zero_points.data() : nullptr;
+                    target.offset_in_row = offset;
+                    target.block_size = block;
+                    target.divider = kernels::make_block_divider(block);
+                    const std::size_t whole[] = {reference.size()};
+                    for (const auto& table : kernels::available_kernels()) {
+                        for (const std::size_t n : lengths.empty() ? std::span<const std::size_t>(whole) : lengths) {
+                            if (n > reference.size()) continue;
+                            CAPTURE(std::string_view(table.arch_name));
+                            CAPTURE(numgap::name_of(type));
+                            CAPTURE(block);
+                            CAPTURE(with_zero_points);
+                            CAPTURE(offset);
+                            CAPTURE(n);
+                            numgap_test::check_exact(run_pair(table, reference, target, n), n);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 } // namespace
 
 TEST_SUITE("kernels") {
@@ -64,19 +118,24 @@ TEST_CASE("every int4 / uint4 nibble dequantizes exactly, per tensor, at both ni
     // Bytes 0..255 first: every pair of codes, so every nibble value in both positions.
     const std::vector<std::uint8_t> bytes = pattern_bytes(520, 7);
     for (const dtype type : {dtype::int4, dtype::uint4}) {
+        // Phase 0 takes aligned_block_source (the run's scale is its one
+        // block; with or without a zero point), phase 1 block_source.
         for (const std::size_t phase : {0u, 1u}) {
-            std::vector<float> reference(1000);
-            for (std::size_t i = 0; i < reference.size(); ++i)
-                reference[i] = dequantized(0.37f, code_at(type, bytes, phase + i), 3);
-            for (const auto& table : kernels::available_kernels()) {
-                for (const std::size_t n : numgap_test::block_walk_lengths) {
-                    CAPTURE(std::string_view(table.arch_name));
-                    CAPTURE(numgap::name_of(type));
-                    CAPTURE(phase);
-                    CAPTURE(n);
-                    kernels::stored_run target{bytes.data(), type, 0.37f, 3};
-                    target.nibble = std::uint8_t(phase);
-                    numgap_test::check_exact(run_pair(table, reference, target, n), n);
+            for (const std::int32_t zero_point : {3, 0}) {
+                std::vector<float> reference(1000);
+                for (std::size_t i = 0; i < reference.size(); ++i)
+                    reference[i] = dequantized(0.37f, code_at(type, bytes, phase + i), zero_point);
+                for (const auto& table : kernels::available_kernels()) {
+                    for (const std::size_t n : numgap_test::block_walk_lengths) {
+                        CAPTURE(std::string_view(table.arch_name));
+                        CAPTURE(numgap::name_of(type));
+                        CAPTURE(phase);
+                        CAPTURE(zero_point);
+                        CAPTURE(n);
+                        kernels::stored_run target{bytes.data(), type, 0.37f, zero_point};
+                        target.nibble = std::uint8_t(phase);
+                        numgap_test::check_exact(run_pair(table, reference, target, n), n);
+                    }
                 }
             }
         }
@@ -85,48 +144,67 @@ TEST_CASE("every int4 / uint4 nibble dequantizes exactly, per tensor, at both ni
 
 TEST_CASE("block-scaled runs use each element's block, straddling vectors and partial blocks, every arch") {
     // One row of 1000 elements (not a multiple of any block below: a partial
-    // last block), runs starting at several offsets within it.
-    const std::size_t row = 1000;
-    const std::vector<std::uint8_t> bytes = pattern_bytes(row, 11);
-    for (const dtype type : {dtype::int4, dtype::uint4, dtype::int8, dtype::uint8}) {
-        for (const std::uint32_t block : {32u, 64u, 16u, 5u, 1u, 1000u}) {
-            const std::size_t blocks = (row + block - 1) / block;
-            std::vector<float> scales(blocks);
-            std::vector<std::int32_t> zero_points(blocks);
-            for (std::size_t b = 0; b < blocks; ++b) {
-                scales[b] = 0.01f * float(b % 17 + 1) + 1e-4f * float(b);
-                zero_points[b] = std::int32_t(b % 5) - 2;
-            }
-            for (const std::uint32_t offset : {0u, 2u, 3u, 32u, 500u}) {
-                // Packed runs start at element `offset` of a row that starts at a byte.
-                const std::uint8_t* data = type == dtype::int4 || type == dtype::uint4 ? bytes.data() + offset / 2
-                                                                                        : bytes.data() + offset;
-                std::vector<float> reference(row - offset);
-                for (std::size_t i = 0; i < reference.size(); ++i) {
-                    const std::size_t b = (offset + i) / block;
-                    reference[i] = dequantized(scales[b], code_at(type, bytes, offset + i), zero_points[b]);
-                }
-                kernels::stored_run target{data, type};
-                target.nibble = std::uint8_t(offset % 2);
-                target.block_scales = scales.data();
-                target.block_zero_points = zero_points.data();
-                target.offset_in_row = offset;
-                target.block_size = block;
-                target.divider = kernels::make_block_divider(block);
-                for (const auto& table : kernels::available_kernels()) {
-                    for (const std::size_t n : numgap_test::block_walk_lengths) {
-                        if (n > reference.size()) continue;
-                        CAPTURE(std::string_view(table.arch_name));
-                        CAPTURE(numgap::name_of(type));
+    // last block), runs starting at several offsets within it. Power-of-two
+    // blocks of at least the width at offsets that are multiples of it take
+    // aligned_block_source, with and without zero points; the rest (blocks
+    // of 48, 5, 1, offsets 2, 3, 500) block_source.
+    check_block_scaled_row(1000, 11, {32, 64, 16, 128, 48, 5, 1, 1000}, {0, 2, 3, 8, 16, 32, 48, 500},
+                           numgap_test::block_walk_lengths);
+}
+
+TEST_CASE("block-scaled rows of several chunks: every element's block, every arch") {
+    // 5000 elements, each run read to the row's end: the fused kernel's chunks
+    // (flush_interval) advance the source, so aligned and unaligned runs
+    // cross chunk boundaries mid-row.
+    check_block_scaled_row(5000, 5, {32, 128, 48}, {0, 16, 33}, {});
+}
+
+TEST_CASE("aligned_block_layout takes exactly the runs whose vectors each lie in one block at a byte") {
+    using kernels::detail::aligned_block_layout;
+    // One entry per block of the longest row below (offset 256 + 1000 elements, blocks of 1).
+    const std::vector<float> scales(2048, 1.0f);
+    const std::vector<std::int32_t> zero_points(2048, 0);
+    for (const std::size_t width : {1u, 4u, 8u, 16u}) {
+        for (std::uint32_t block = 1; block <= 256; ++block) {
+            for (const std::uint32_t offset : {0u, 1u, 4u, 8u, 16u, 32u, 40u, 64u, 96u, 256u}) {
+                for (const std::size_t nibble : {0u, 1u}) {
+                    for (const std::size_t n : {1u, 15u, 16u, 100u, 1000u}) {
+                        CAPTURE(width);
                         CAPTURE(block);
                         CAPTURE(offset);
+                        CAPTURE(nibble);
                         CAPTURE(n);
-                        numgap_test::check_exact(run_pair(table, reference, target, n), n);
+                        const auto fields =
+                            aligned_block_layout(scales.data(), zero_points.data(), offset, nibble, block, n, width);
+                        const bool one_block = offset / block == (offset + n - 1) / block;
+                        const bool power_of_two = (block & (block - 1)) == 0;
+                        const bool aligned = power_of_two && block >= width && offset % width == 0;
+                        REQUIRE(fields.has_value() == (nibble == 0 && (one_block || aligned)));
+                        if (!fields) continue;
+                        // Every element of the run maps to its own block's scale and
+                        // zero point, and no vector straddles two blocks.
+                        bool maps_to_own_block = true, no_vector_straddles = true;
+                        for (std::size_t i = 0; i < n; ++i) {
+                            const std::uint32_t mapped = (fields->first_position + std::uint32_t(i)) >> fields->shift;
+                            maps_to_own_block = maps_to_own_block &&
+                                                fields->block_scales + mapped == scales.data() + (offset + i) / block &&
+                                                fields->block_zero_points + mapped == zero_points.data() + (offset + i) / block;
+                        }
+                        for (std::size_t i = 0; i + width <= n; i += width)
+                            no_vector_straddles = no_vector_straddles && (fields->first_position + i) >> fields->shift ==
+                                                                             (fields->first_position + i + width - 1) >> fields->shift;
+                        CHECK(maps_to_own_block);
+                        CHECK(no_vector_straddles);
                     }
                 }
             }
         }
     }
+    // Without scales, with no elements, or past 32-bit positions: block_source's.
+    CHECK_FALSE(aligned_block_layout(nullptr, nullptr, 0, 0, 32, 100, 16));
+    CHECK_FALSE(aligned_block_layout(scales.data(), nullptr, 0, 0, 32, 0, 16));
+    CHECK_FALSE(aligned_block_layout(scales.data(), nullptr, 0, 0, 1u << 31, std::size_t(1) << 31, 16));
+    CHECK(aligned_block_layout(scales.data(), nullptr, 0, 0, 1u << 31, (std::size_t(1) << 31) - 1, 16));
 }
 
 TEST_CASE("block_divider divides exactly for every block size up to 4096 and positions up to 2^31") {

@@ -73,10 +73,10 @@ TEST_CASE("every MX element code times its block scale is exact in registers, ev
     for (const dtype type : mx_types) {
         const bool packed = numgap::is_packed(type);
         const std::vector<std::uint8_t> bytes = every_code(type, packed ? row / 2 + 300 : row);
-        for (const std::uint32_t block : {32u, 0u, 16u, 5u, 1000u}) { // 0: no scales
+        for (const std::uint32_t block : {32u, 0u, 16u, 64u, 128u, 5u, 1000u}) { // 0: no scales
             std::vector<float> scales(block == 0 ? 0 : (row + block - 1) / block);
             for (std::size_t b = 0; b < scales.size(); ++b) scales[b] = block_scale(b);
-            for (const std::uint32_t offset : {0u, 1u, 3u, 32u, 500u}) {
+            for (const std::uint32_t offset : {0u, 1u, 3u, 8u, 16u, 32u, 48u, 500u}) {
                 std::vector<float> reference(row - offset);
                 for (std::size_t i = 0; i < reference.size(); ++i)
                     reference[i] = (block == 0 ? 1.0f : scales[(offset + i) / block]) * decoded(type, bytes, offset + i);

@@ -70,6 +70,10 @@ constexpr mx_code_table<Count> make_mx_code_table() noexcept {
 inline constexpr mx_code_table<16> e2m1_values = make_mx_code_table<float4_e2m1fn, 16>();
 inline constexpr mx_code_table<64> e2m3_values = make_mx_code_table<float6_e2m3fn, 64>();
 inline constexpr mx_code_table<64> e3m2_values = make_mx_code_table<float6_e3m2fn, 64>();
+// The 16 packed 4-bit integer codes as floats (x86_avx512.hpp looks them up
+// like e2m1 instead of shifting and converting).
+inline constexpr mx_code_table<16> int4_values = {{0, 1, 2, 3, 4, 5, 6, 7, -8, -7, -6, -5, -4, -3, -2, -1}};
+inline constexpr mx_code_table<16> uint4_values = {{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}};
 
 } // namespace numgap::kernels::detail
 

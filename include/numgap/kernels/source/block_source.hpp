@@ -8,13 +8,9 @@
 // float6_e2m3fn / float6_e3m2fn and float8_e4m3fn / float8_e5m2, one a byte),
 // whose values are scale * decode(code) (core/float_mx.hpp), no zero point.
 //
-// Two separable steps, so other block formats (MXFP4: e2m1 codes with e8m0
-// block scales) can reuse the block step with their own element decode:
-//   element: the stored codes of one vector as int32 (isa::widen_to_float32
-//     for bytes, isa::widen_nibbles_to_float32 for nibbles; both apply the
-//     scale given to them), or float codes decoded unscaled
-//     (isa::widen_mx_to_float32, float8 through isa::widen_to_float32) and
-//     multiplied by the scale, rounded once, as the scalar at();
+// Two separable steps:
+//   element: what the codes of one element or vector are worth given a scale
+//     and zero point (block_codes.hpp, shared with aligned_block_source);
 //   block: which scale and zero point a vector uses. Without block_scales
 //     the run's own (per tensor, or one channel's); with them, the block of
 //     the vector's position in its row (offset_in_row / block_size, by
@@ -23,13 +19,15 @@
 // scalar oracle and every other dequantization path (zero points within
 // +-2^24); every float one scale * decode(code) (1 * decode without scales).
 //
-// Fast path: a vector whose elements share one block (always so when the
-// block size is a multiple of the vector width and the run starts at a
-// multiple of it within its row), and for packed codes starts at a byte
-// boundary: one vector load of codes and one broadcast of the block's scale.
-// Other vectors (straddling two blocks, block sizes below or not multiple of
-// the width, a packed run starting at an odd element) are filled element by
-// element through at(): correct, several times slower.
+// This is the general source: kernel_table.hpp gives the runs whose vectors
+// all lie in one block at a byte boundary (power-of-two blocks of at least
+// the width, aligned runs; one block per run) to aligned_block_source, which
+// finds a vector's block by a shift. Here each vector tests whether its
+// elements share one block (first and last element's blocks agree) and, for
+// packed codes, start at a byte: then one vector load of codes and one
+// broadcast of the block's scale. Other vectors (straddling two blocks, a
+// packed run starting at an odd element) are filled element by element
+// through at(): correct, several times slower.
 // Precondition: offset_in_row + n and block_size below longest_block_row. Complexity: O(1) per call. Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -42,24 +40,15 @@
 #include <numgap/kernels/isa.hpp>
 #include <numgap/kernels/block_divider.hpp>
 #include <numgap/kernels/scalar_arch.hpp>
+#include <numgap/kernels/source/block_codes.hpp>
 #include <numgap/kernels/source/simd_lanes.hpp>
 
 namespace numgap::kernels::detail {
 inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
 
-template <class Codes>
-inline constexpr bool packed_codes =
-    std::is_same_v<Codes, int4_codes> || std::is_same_v<Codes, uint4_codes> || std::is_same_v<Codes, e2m1_codes>;
-template <class Codes>
-inline constexpr bool float_codes = std::is_same_v<Codes, e2m1_codes> || std::is_same_v<Codes, float6_e2m3fn> ||
-                                    std::is_same_v<Codes, float6_e3m2fn> || std::is_same_v<Codes, float8_e4m3fn> ||
-                                    std::is_same_v<Codes, float8_e5m2>;
-
 template <class Arch, class Codes>
 struct block_source {
-    static_assert(packed_codes<Codes> || float_codes<Codes> || std::is_same_v<Codes, std::int8_t> ||
-                      std::is_same_v<Codes, std::uint8_t>,
-                  "block_source reads 8-bit integers, packed 4-bit codes and MX element codes.");
+    static_assert(block_codes<Codes>, "block_source reads 8-bit integers, packed 4-bit codes and MX element codes.");
     using value_type = float;
     using batch = typename lanes<Arch, float>::batch;
     static constexpr std::size_t width = lanes<Arch, float>::width;
@@ -76,10 +65,7 @@ struct block_source {
 
     float at(std::size_t i) const noexcept {
         const auto [block_scale, block_zero_point] = parameters(i);
-        if constexpr (float_codes<Codes>)
-            return keep_rounded(block_scale * decoded(i));
-        else
-            return keep_rounded(block_scale * float(code(i) - block_zero_point));
+        return dequantize_code<Codes>(bytes, element(i), block_scale, block_zero_point);
     }
 
     block_source advanced(std::size_t k) const noexcept {
@@ -115,21 +101,8 @@ private:
         std::int32_t zero_point;
     };
 
-    float decoded(std::size_t i) const noexcept {
-        if constexpr (std::is_same_v<Codes, e2m1_codes>)
-            return isa::mx_code_value<Codes>(bytes, nibble + i);
-        else if constexpr (std::is_same_v<Codes, float8_e4m3fn> || std::is_same_v<Codes, float8_e5m2>)
-            return to_float(reinterpret_cast<const Codes*>(bytes)[i]);
-        else
-            return isa::mx_code_value<Codes>(bytes, i);
-    }
-
-    std::int32_t code(std::size_t i) const noexcept {
-        if constexpr (packed_codes<Codes>)
-            return isa::nibble_code<Codes>(bytes, nibble + i);
-        else
-            return std::int32_t(reinterpret_cast<const Codes*>(bytes)[i]);
-    }
+    // Element i's position counted from byte 0 (nibble counts for packed codes only).
+    std::size_t element(std::size_t i) const noexcept { return packed_codes<Codes> ? nibble + i : i; }
 
     block_parameters parameters(std::size_t i) const noexcept {
         if (block_scales == nullptr) return {scale, zero_point};
@@ -150,26 +123,8 @@ private:
                 one_block = first + std::uint32_t(width) <= (block + 1) * block_size;
                 shared = {block_scales[block], block_zero_points != nullptr ? block_zero_points[block] : 0};
             }
-            if constexpr (float_codes<Codes>) {
-                if (one_block && (!packed_codes<Codes> || (nibble + i) % 2 == 0)) {
-                    batch values;
-                    if constexpr (packed_codes<Codes>)
-                        values = isa::widen_mx_to_float32<Arch, Codes>(Arch{}, bytes + (nibble + i) / 2);
-                    else if constexpr (std::is_same_v<Codes, float8_e4m3fn> || std::is_same_v<Codes, float8_e5m2>)
-                        values = isa::widen_to_float32<Arch>(Arch{}, reinterpret_cast<const Codes*>(bytes) + i, 1.0f, 0);
-                    else
-                        values = isa::widen_mx_to_float32<Arch, Codes>(Arch{}, bytes + i);
-                    return batch(shared.scale) * values;
-                }
-            } else if constexpr (packed_codes<Codes>) {
-                if (one_block && (nibble + i) % 2 == 0)
-                    return isa::widen_nibbles_to_float32<Arch, Codes>(Arch{}, bytes + (nibble + i) / 2, shared.scale,
-                                                                      shared.zero_point);
-            } else {
-                if (one_block)
-                    return isa::widen_to_float32<Arch>(Arch{}, reinterpret_cast<const Codes*>(bytes) + i, shared.scale,
-                                                       shared.zero_point);
-            }
+            if (one_block && (!packed_codes<Codes> || element(i) % 2 == 0))
+                return widen_codes<Arch, Codes>(bytes, element(i), shared.scale, shared.zero_point);
             alignas(64) float values[width]; // not std::array: its members are shared symbols
             for (std::size_t k = 0; k < width; ++k) values[k] = at(i + k);
             return batch::load_aligned(values);

@@ -37,6 +37,7 @@
 #include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/kernels/isa.hpp>
 #include <numgap/kernels/plan/stored_run.hpp>
+#include <numgap/kernels/source/aligned_block_source.hpp>
 #include <numgap/kernels/source/block_source.hpp>
 #include <numgap/kernels/source/kernel_source.hpp>
 #include <numgap/kernels/source/read_two_streams.hpp>
@@ -60,17 +61,40 @@ void block_entry(const T* reference, const T* target, std::size_t n, const kerne
                  pair_moments& moments) noexcept {
     accumulate_pair_block(Arch{}, reference, target, n, options, moments);
 }
-// Calls visit(source) with the kernel source reading `run` as float32.
+// Calls visit(source) with the kernel source reading the n elements of `run`
+// as float32. Block-quantized and packed runs whose vectors each lie in one
+// block at a byte boundary take aligned_block_source (per-tensor and
+// per-channel packed codes too: one block of the run's own scale), the rest
+// block_source.
 template <class Arch, class Visit>
-void visit_stored_run(const stored_run& run, Visit&& visit) noexcept {
+void visit_stored_run(const stored_run& run, std::size_t n, Visit&& visit) noexcept {
     auto widening = [&](auto stored) {
         using Stored = decltype(stored);
         visit(widening_source<Arch, Stored>{static_cast<const Stored*>(run.data), run.scale, run.zero_point});
     };
     auto blocks = [&](auto codes) {
-        visit(block_source<Arch, decltype(codes)>{static_cast<const std::uint8_t*>(run.data), run.nibble, run.scale,
-                                                  run.zero_point, run.block_scales, run.block_zero_points,
-                                                  run.offset_in_row, run.block_size, run.divider});
+        using Codes = decltype(codes);
+        const auto* bytes = static_cast<const std::uint8_t*>(run.data);
+        if constexpr (!std::is_same_v<Arch, scalar_arch>) {
+            // Without block scales the run's own scale is its one block.
+            const bool own_scale = run.block_scales == nullptr;
+            const auto aligned = aligned_block_layout(
+                own_scale ? &run.scale : run.block_scales,
+                own_scale ? (run.zero_point != 0 ? &run.zero_point : nullptr) : run.block_zero_points,
+                own_scale ? 0 : run.offset_in_row, packed_codes<Codes> ? run.nibble : 0,
+                own_scale ? 1u << 31 : run.block_size, n,
+                lanes<Arch, float>::width);
+            if (aligned) {
+                if constexpr (!float_codes<Codes>)
+                    if (aligned->block_zero_points != nullptr)
+                        return visit(aligned_block_source<Arch, Codes, true>{
+                            bytes, aligned->block_scales, aligned->block_zero_points, aligned->first_position, aligned->shift});
+                return visit(aligned_block_source<Arch, Codes, false>{bytes, aligned->block_scales, nullptr,
+                                                                      aligned->first_position, aligned->shift});
+            }
+        }
+        visit(block_source<Arch, Codes>{bytes, run.nibble, run.scale, run.zero_point, run.block_scales,
+                                        run.block_zero_points, run.offset_in_row, run.block_size, run.divider});
     };
     switch (run.type) {
     case dtype::float32: return visit(pointer_source<Arch, float>{static_cast<const float*>(run.data)});
@@ -95,15 +119,16 @@ template <class Arch>
 void run_entry(const stored_run& reference, const stored_run& target, std::size_t n, const kernel_options& options,
                pair_moments& moments) noexcept {
     NUMGAP_ASSERT(run_pair_supported(reference.type, target.type));
-    // One side is float32: visiting only the other keeps 35 instantiations
-    // per architecture (18 sources on either side: float32, 8 widening and
-    // 9 block sources; float32/float32 once) instead of 324.
+    // One side is float32: visiting only the other keeps 61 instantiations
+    // per architecture (31 sources on either side: float32, 8 widening, 9
+    // block sources and 13 aligned ones, the 4 integer codes with and without
+    // zero points and the 5 float codes; float32/float32 once) instead of 961.
     if (reference.type == dtype::float32) {
         const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
-        visit_stored_run<Arch>(target, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
+        visit_stored_run<Arch>(target, n, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
     } else {
         const pointer_source<Arch, float> t{static_cast<const float*>(target.data)};
-        visit_stored_run<Arch>(reference, [&](const auto& r) { accumulate_pair(Arch{}, r, t, n, options, moments); });
+        visit_stored_run<Arch>(reference, n, [&](const auto& r) { accumulate_pair(Arch{}, r, t, n, options, moments); });
     }
 }
 
