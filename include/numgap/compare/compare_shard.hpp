@@ -173,9 +173,9 @@ requires tensor_source<std::remove_reference_t<ReferenceSource>> && tensor_sourc
             continue;
         }
         const bool reference_side = !row.reference_nodes.empty();
-        const std::string& node_name = reference_side ? row.reference_nodes.front() : row.target_nodes.front();
+        const std::string& unmatched_name = reference_side ? row.reference_nodes.front() : row.target_nodes.front();
         const auto& index_of = reference_side ? reference_index : target_index;
-        const std::size_t node = index_of.at(node_name);
+        const std::size_t node = index_of.at(unmatched_name);
         const std::size_t owner = reference_side ? plan.reference_node_shard[node] : plan.target_node_shard[node];
         if (owner == shard.index)
             partial.rows.push_back(

@@ -26,7 +26,6 @@
 #include <numgap/core/float_mx.hpp>
 #include <numgap/core/isa_namespace.hpp>
 #include <numgap/kernels/isa.hpp>
-#include <numgap/kernels/source/scalar_math.hpp>
 #include <numgap/kernels/source/simd_lanes.hpp>
 
 namespace numgap::kernels::detail {
