@@ -10,8 +10,8 @@
 // no straddle test, no null test of the scales or zero points (ZeroPoints
 // says at compile time whether there are any). block_source spends about as
 // many scalar instructions on finding the block as on the widening itself,
-// and the block formats' loop is bound by issuing instructions, not by
-// memory (kernels/README.md, "Block formats").
+// and even at 2^26 elements the block formats are bound by that work, not
+// by memory (kernels/README.md, "Block formats with aligned_block_source").
 // aligned_block_layout() says whether a run qualifies and gives the fields;
 // kernel_table.hpp picks this source then, block_source otherwise.
 // Values are those of block_source bit for bit (the same element step).
@@ -84,10 +84,10 @@ private:
 };
 
 // The fields of aligned_block_source for a block-scaled run of n elements
-// read `width` at a time (block_source's fields: its row's block scales and zero points,
-// its first element's position in the row and nibble, the block size), or
-// nothing when a vector could straddle two blocks or a packed run starts
-// mid-byte (block_source reads those).
+// read `width` at a time, from block_source's (its row's block scales and
+// zero points, its first element's position in the row and nibble, the
+// block size), or nothing when a vector could straddle two blocks or a
+// packed run starts mid-byte (block_source reads those).
 struct aligned_block_fields {
     const float* block_scales;
     const std::int32_t* block_zero_points;
