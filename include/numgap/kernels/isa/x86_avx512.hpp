@@ -18,15 +18,15 @@
 //     (vpmovzx/vpmovsx), or float8 e4m3fn / e5m2 (by way of float16) to one
 //     vector of float32.
 //   widen_nibbles_to_float32: 16 packed 4-bit codes from 8 bytes: each byte
-//     into two 32-bit lanes (nibble_bytes: a broadcast and one in-lane
+//     into two 32-bit lanes (nibble_indices: a broadcast and one in-lane
 //     vpshufb with AVX512BW, ~6% faster in cache on Zen 4 than the byte
 //     unpack and cross-lane zero extension), odd lanes shifted down by 4, and
 //     the nibbles looked up as floats with vpermps (one operation for the
 //     shift pair and conversion that would sign-extend and convert them).
 //   widen_mx_to_float32: 16 MX element codes looked up in registers: e2m1
-//     nibbles (as for uint4) index the 16-entry table with vpermps; float6
-//     bytes index the 32 magnitudes with vpermt2ps (which reads only the
-//     index's low 5 bits), and bit 5 moves to the sign bit.
+//     nibbles (nibble_indices, as for int4) index the 16-entry table with
+//     vpermps; float6 bytes index the 32 magnitudes with vpermt2ps (which
+//     reads only the index's low 5 bits), and bit 5 moves to the sign bit.
 //   widen_float16_vectors: 16 float16 per vcvtph2ps, except vectors holding a
 //     NaN, converted portably (vcvtph2ps would quiet a signalling NaN).
 //   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements.
@@ -132,10 +132,12 @@ xsimd::batch<float, Arch> widen_to_float32(xsimd::avx512f, const Stored* p, floa
     }
 }
 
-// Lanes 2k and 2k+1 both get byte k of the 8 at `bytes`, zero-extended. With
-// AVX512BW: an 8-byte broadcast (a load) and one in-lane vpshufb; else a
-// byte unpack and a cross-lane zero extension.
-inline __m512i nibble_bytes(const std::uint8_t* bytes) noexcept {
+// The 16 packed 4-bit codes at `bytes` (8 bytes, low nibble first), one per
+// 32-bit lane in the lane's low 4 bits (higher bits are garbage: vpermps
+// reads only those 4). Lanes 2k and 2k+1 both get byte k, zero-extended (with
+// AVX512BW: an 8-byte broadcast, a load, and one in-lane vpshufb; else a
+// byte unpack and a cross-lane zero extension); odd lanes then shift down by 4.
+inline __m512i nibble_indices(const std::uint8_t* bytes) noexcept {
 #if defined(__AVX512BW__)
     std::int64_t eight_bytes;
     std::memcpy(&eight_bytes, bytes, sizeof eight_bytes);
@@ -145,23 +147,21 @@ inline __m512i nibble_bytes(const std::uint8_t* bytes) noexcept {
         int(0x80808007u), int(0x80808007u), int(0x80808006u), int(0x80808006u), int(0x80808005u), int(0x80808005u),
         int(0x80808004u), int(0x80808004u), int(0x80808003u), int(0x80808003u), int(0x80808002u), int(0x80808002u),
         int(0x80808001u), int(0x80808001u), int(0x80808000u), int(0x80808000u));
-    return _mm512_shuffle_epi8(_mm512_set1_epi64(eight_bytes), spread);
+    const __m512i doubled = _mm512_shuffle_epi8(_mm512_set1_epi64(eight_bytes), spread);
 #else
     const __m128i packed = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(bytes));
-    return _mm512_maskz_cvtepu8_epi32(all_16_lanes, _mm_unpacklo_epi8(packed, packed));
+    const __m512i doubled = _mm512_maskz_cvtepu8_epi32(all_16_lanes, _mm_unpacklo_epi8(packed, packed));
 #endif
+    const __m512i to_bottom = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
+    return _mm512_maskz_srlv_epi32(all_16_lanes, doubled, to_bottom);
 }
 
 template <class Arch, class Codes>
 xsimd::batch<float, Arch> widen_nibbles_to_float32(xsimd::avx512f, const std::uint8_t* bytes, float scale,
                                                    std::int32_t zero_point) noexcept {
-    // vpermps reads the index's low 4 bits: lane 2k's low nibble is in
-    // place, lane 2k+1's high nibble comes down by 4; the table holds each
-    // code's value as a float.
-    const __m512i to_bottom = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
-    const __m512i codes = _mm512_maskz_srlv_epi32(all_16_lanes, nibble_bytes(bytes), to_bottom);
+    // The table holds each code's value as a float.
     const float* table = Codes::is_signed ? int4_values.values : uint4_values.values;
-    const __m512 q = _mm512_maskz_permutexvar_ps(all_16_lanes, codes, _mm512_loadu_ps(table));
+    const __m512 q = _mm512_maskz_permutexvar_ps(all_16_lanes, nibble_indices(bytes), _mm512_loadu_ps(table));
     // float(q) - float(zero_point) is the correctly rounded q - zero_point,
     // as converting the integer difference is (both exact: |zero_point| <=
     // 2^24); a constant 0 (no zero points) folds away.
@@ -173,11 +173,7 @@ template <class Arch, class Codes>
 xsimd::batch<float, Arch> widen_mx_to_float32(xsimd::avx512f, const std::uint8_t* bytes) noexcept {
     const float* table = mx_values<Codes>();
     if constexpr (std::is_same_v<Codes, e2m1_codes>) {
-        // vpermps reads the index's low 4 bits: lane 2k's low nibble is in
-        // place, lane 2k+1's high nibble comes down by 4.
-        const __m512i to_bottom = _mm512_set_epi32(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
-        const __m512i codes = _mm512_maskz_srlv_epi32(all_16_lanes, nibble_bytes(bytes), to_bottom);
-        return _mm512_maskz_permutexvar_ps(all_16_lanes, codes, _mm512_loadu_ps(table));
+        return _mm512_maskz_permutexvar_ps(all_16_lanes, nibble_indices(bytes), _mm512_loadu_ps(table));
     } else {
         const __m512i codes = _mm512_maskz_cvtepu8_epi32(all_16_lanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes)));
         const __m512 magnitude = _mm512_maskz_permutex2var_ps(all_16_lanes, _mm512_loadu_ps(table), codes,

@@ -76,14 +76,15 @@ void visit_stored_run(const stored_run& run, std::size_t n, Visit&& visit) noexc
         using Codes = decltype(codes);
         const auto* bytes = static_cast<const std::uint8_t*>(run.data);
         if constexpr (!std::is_same_v<Arch, scalar_arch>) {
-            // Without block scales the run's own scale is its one block.
-            const bool own_scale = run.block_scales == nullptr;
-            const auto aligned = aligned_block_layout(
-                own_scale ? &run.scale : run.block_scales,
-                own_scale ? (run.zero_point != 0 ? &run.zero_point : nullptr) : run.block_zero_points,
-                own_scale ? 0 : run.offset_in_row, packed_codes<Codes> ? run.nibble : 0,
-                own_scale ? 1u << 31 : run.block_size, n,
-                lanes<Arch, float>::width);
+            const std::size_t nibble = packed_codes<Codes> ? run.nibble : 0;
+            constexpr std::size_t width = lanes<Arch, float>::width;
+            // Without block scales the run's own scale (and zero point) is its one block.
+            const auto aligned =
+                run.block_scales == nullptr
+                    ? aligned_block_layout(&run.scale, run.zero_point != 0 ? &run.zero_point : nullptr, 0, nibble,
+                                           std::uint32_t(1) << 31, n, width)
+                    : aligned_block_layout(run.block_scales, run.block_zero_points, run.offset_in_row, nibble,
+                                           run.block_size, n, width);
             if (aligned) {
                 if constexpr (!float_codes<Codes>)
                     if (aligned->block_zero_points != nullptr)
