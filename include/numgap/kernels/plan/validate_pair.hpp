@@ -17,7 +17,8 @@
 // layout other than contiguous storage without axis_order; and for pairs, shapes (after axis_order) that differ, and
 // comparing bool with a non-bool dtype (a mask against numbers is a matching
 // mistake, not a numerical difference).
-// Complexity: O(rank + channels). Throws: numgap::error.
+// Complexity: O(rank + quantization parameters), the parameters scanned
+// branch-free (parameter_scan.hpp). Throws: numgap::error.
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -26,6 +27,7 @@
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/tensor_view.hpp>
+#include <numgap/kernels/plan/parameter_scan.hpp>
 
 namespace numgap {
 
@@ -68,19 +70,21 @@ void validate_blocks(const tensor_view& view, const Who& who_text, const Where& 
     const std::int64_t length = view.shape(axis);
     const std::int64_t blocks_per_row = length / q.block_size + (length % q.block_size != 0 ? 1 : 0);
     const std::int64_t expected = *block_parameter_count(view.shape(), axis, q.block_size);
-    const std::string layout = "of " + std::to_string(q.block_size) + " along axis " + std::to_string(q.axis) +
-                               " (length " + std::to_string(length) + ": " + std::to_string(blocks_per_row) +
-                               " block(s) per row, " + std::to_string(expected) + " in all)";
+    const auto layout = [&] {
+        return "of " + std::to_string(q.block_size) + " along axis " + std::to_string(q.axis) + " (length " +
+               std::to_string(length) + ": " + std::to_string(blocks_per_row) + " block(s) per row, " +
+               std::to_string(expected) + " in all)";
+    };
     if (std::int64_t(q.scales.size()) != expected)
-        fail(error_kind::shape, layout + " with " + std::to_string(q.scales.size()) + " scales; it needs " +
+        fail(error_kind::shape, layout() + " with " + std::to_string(q.scales.size()) + " scales; it needs " +
                                     std::to_string(expected) + ", one per block");
     if (!q.zero_points.empty() && std::int64_t(q.zero_points.size()) != expected)
-        fail(error_kind::shape, layout + " with " + std::to_string(q.zero_points.size()) +
+        fail(error_kind::shape, layout() + " with " + std::to_string(q.zero_points.size()) +
                                     " zero points; it needs none or " + std::to_string(expected));
-    for (std::size_t b = 0; b < q.zero_points.size(); ++b)
-        if (q.zero_points[b] < -(1 << 24) || q.zero_points[b] > (1 << 24))
-            fail(error_kind::schema, "with zero point[" + std::to_string(b) + "] " + std::to_string(q.zero_points[b]) +
-                                         ", beyond +-2^24 (q - zero_point would not be exact in float32)");
+    const std::size_t b = first_zero_point_beyond(q.zero_points, 1 << 24);
+    if (b != q.zero_points.size())
+        fail(error_kind::schema, "with zero point[" + std::to_string(b) + "] " + std::to_string(q.zero_points[b]) +
+                                     ", beyond +-2^24 (q - zero_point would not be exact in float32)");
 }
 
 } // namespace detail
@@ -154,9 +158,8 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
     if (q.per_block()) {
         detail::validate_blocks(view, who_text, where);
         // An MX block's NaN scale (e8m0 0xFF) makes the block NaN (OCP MX v1.0).
-        for (std::size_t b = 0; b < q.scales.size(); ++b)
-            if ((!std::isfinite(q.scales[b]) && !(mx_element && std::isnan(q.scales[b]))) || q.scales[b] == 0.0f)
-                check_scale(q.scales[b], "block scale[" + std::to_string(b) + "]");
+        const std::size_t b = detail::first_invalid_scale(q.scales, mx_element);
+        if (b != q.scales.size()) check_scale(q.scales[b], "block scale[" + std::to_string(b) + "]");
         return;
     }
     if (!q.per_channel()) {
@@ -181,8 +184,8 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
                         std::to_string(q.zero_points.size()) + " zero points, but that axis has " +
                         std::to_string(channels) + " elements",
                     where());
-    for (std::size_t c = 0; c < q.scales.size(); ++c)
-        if (!std::isfinite(q.scales[c]) || q.scales[c] == 0.0f) check_scale(q.scales[c], "scale[" + std::to_string(c) + "]");
+    const std::size_t c = detail::first_invalid_scale(q.scales, false);
+    if (c != q.scales.size()) check_scale(q.scales[c], "scale[" + std::to_string(c) + "]");
 }
 
 inline void validate_pair(const tensor_view& reference, const tensor_view& target) {
