@@ -361,9 +361,7 @@ void scalar_loops(benchmark::State& state, pair_kind kind, Load load) {
     set_counters(state, kind, n);
 }
 
-void add_sizes(benchmark::internal::Benchmark* b) {
-    b->ArgName("n");
-    for (const std::int64_t n : sizes) b->Arg(n);
+void add_minimum(benchmark::internal::Benchmark* b) {
     b->Unit(benchmark::kMicrosecond);
     // With --benchmark_repetitions, the fastest repetition too: on a shared
     // VM other tenants only ever slow a run down, so the minimum of randomly
@@ -372,6 +370,12 @@ void add_sizes(benchmark::internal::Benchmark* b) {
     b->ComputeStatistics("min", [](const std::vector<double>& times) {
         return times.empty() ? 0.0 : *std::min_element(times.begin(), times.end());
     });
+}
+
+void add_sizes(benchmark::internal::Benchmark* b) {
+    b->ArgName("n");
+    for (const std::int64_t n : sizes) b->Arg(n);
+    add_minimum(b);
 }
 
 template <pair_kind Kind>
@@ -484,12 +488,13 @@ int register_all() {
     register_scalar_loops<pair_kind::e5m2>();
     register_scalar_loops<pair_kind::i4b32>();
     register_scalar_loops<pair_kind::mxfp4>();
-    for (const std::int64_t shards : {2, 8})
-        benchmark::RegisterBenchmark(("BM_evaluate_segments_f32_f32_" + std::to_string(shards) + "_shards").c_str(),
-                                     [shards](benchmark::State& s) { evaluate_segments_api(s, shards); })
-            ->ArgName("n")
-            ->Arg(1 << 26)
-            ->Unit(benchmark::kMicrosecond);
+    for (const std::int64_t shards : {2, 8}) {
+        const std::string name = "BM_evaluate_segments_f32_f32_" + std::to_string(shards) + "_shards";
+        add_minimum(benchmark::RegisterBenchmark(name.c_str(),
+                                                 [shards](benchmark::State& s) { evaluate_segments_api(s, shards); })
+                        ->ArgName("n")
+                        ->Arg(1 << 26));
+    }
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
     add_sizes(benchmark::RegisterBenchmark("BM_evaluate_default_f32_f32",
                                            [](benchmark::State& s) { evaluate_api(s, pair_kind::f32, {}); }));

@@ -97,6 +97,28 @@ void check_same(const numgap::evaluation& split_result, const numgap::evaluation
     CHECK(split_result.target.nan_count == whole.target.nan_count);
 }
 
+// uint8 codes, a float reference near their dequantized values, and
+// `channels` per-channel scales and zero points.
+struct coded_pair {
+    std::vector<float> reference;
+    std::vector<std::uint8_t> codes;
+    std::vector<float> scales;
+    std::vector<std::int32_t> zero_points;
+};
+coded_pair make_coded(std::size_t n, std::size_t channels) {
+    coded_pair pair{std::vector<float>(n), std::vector<std::uint8_t>(n), std::vector<float>(channels),
+                    std::vector<std::int32_t>(channels)};
+    for (std::size_t i = 0; i < n; ++i) {
+        pair.codes[i] = std::uint8_t((i * 37) % 251);
+        pair.reference[i] = 0.05f * (float(pair.codes[i]) - 128.0f) + 0.001f * float(i % 7);
+    }
+    for (std::size_t c = 0; c < channels; ++c) {
+        pair.scales[c] = 0.04f + 0.001f * float(c);
+        pair.zero_points[c] = std::int32_t(120 + c % 9);
+    }
+    return pair;
+}
+
 const std::vector<std::int64_t> shape{24, 301, 11};
 
 std::vector<std::vector<std::int64_t>> cuts_of(std::int64_t length) {
@@ -149,19 +171,7 @@ TEST_CASE("evaluate_segments: a split side equals the unsplit comparison along a
 
 TEST_CASE("evaluate_segments: quantized shards against a float reference, per tensor and per channel on the axis") {
     const std::vector<std::int64_t> matrix{64, 40};
-    const std::size_t n = 64 * 40;
-    std::vector<float> reference(n);
-    std::vector<std::uint8_t> codes(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        codes[i] = std::uint8_t((i * 37) % 251);
-        reference[i] = 0.05f * (float(codes[i]) - 128.0f) + 0.001f * float(i % 7);
-    }
-    std::vector<float> scales(40);
-    std::vector<std::int32_t> zero_points(40);
-    for (std::size_t c = 0; c < 40; ++c) {
-        scales[c] = 0.04f + 0.001f * float(c);
-        zero_points[c] = std::int32_t(120 + c % 9);
-    }
+    const auto [reference, codes, scales, zero_points] = make_coded(64 * 40, 40);
     const numgap::metric_set set = sum_builtins();
     const std::vector<std::int64_t> lengths{13, 27};
     const auto pieces = split(codes, matrix, 1, lengths);
@@ -190,6 +200,57 @@ TEST_CASE("evaluate_segments: quantized shards against a float reference, per te
         check_same(
             numgap::evaluate_segments({reference_segments, 1}, {std::span(&quantized_whole, 1), 0}, set, {1, true, true}),
             whole);
+    }
+}
+
+TEST_CASE("evaluate_segments: shards of long rows are walked together in reference order, on 1 to 4 threads") {
+    // Rows of 768 and 2048 elements (read in runs, so the pieces are walked
+    // row by row together) and 300000 elements in all (several workers).
+    for (const std::vector<std::int64_t>& shape :
+         {std::vector<std::int64_t>{150, 2048}, std::vector<std::int64_t>{3, 130, 768}}) {
+        const int axis = int(shape.size()) - 1;
+        const std::int64_t length = shape.back();
+        std::size_t n = 1;
+        for (const std::int64_t d : shape) n *= std::size_t(d);
+        const auto pair = make_pair(n, 5);
+        const numgap::tensor_view r(pair.reference.data(), shape), t(pair.target.data(), shape);
+        const numgap::metric_set set = sum_builtins();
+        const numgap::tensor_segment whole_reference{r, 0};
+        for (const std::vector<std::int64_t>& lengths :
+             {std::vector<std::int64_t>{length / 2, length / 2}, std::vector<std::int64_t>(8, length / 8),
+              std::vector<std::int64_t>{256, length - 512, 256}}) {
+            const auto pieces = split(pair.target, shape, axis, lengths);
+            const auto segments = segments_of(pieces, shape, axis, lengths);
+            for (const std::size_t threads : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(4)}) {
+                CAPTURE(shape.size());
+                CAPTURE(lengths.size());
+                CAPTURE(threads);
+                const auto whole = numgap::evaluate(r, t, set, {threads, true, true});
+                const auto split_result = numgap::evaluate_segments({std::span(&whole_reference, 1), 0},
+                                                                    {segments, axis}, set, {threads, true, true});
+                check_same(split_result, whole);
+                check_against_oracle(split_result, pair.reference, pair.target, 0, true);
+            }
+        }
+    }
+    // uint8 shards quantized per channel along the rows (an outer axis): each
+    // row's run keeps its channel's scale and zero point.
+    const std::vector<std::int64_t> matrix{96, 1024};
+    const auto [reference, codes, scales, zero_points] = make_coded(96 * 1024, 96);
+    const auto q = numgap::quantization::along(0, scales, zero_points);
+    numgap::tensor_view whole_target(codes.data(), matrix);
+    whole_target.with_quantization(q);
+    const numgap::tensor_view r(reference.data(), matrix);
+    const numgap::metric_set set = sum_builtins();
+    const std::vector<std::int64_t> lengths{256, 512, 256};
+    const auto pieces = split(codes, matrix, 1, lengths);
+    auto segments = segments_of(pieces, matrix, 1, lengths);
+    for (numgap::tensor_segment& segment : segments) segment.view.with_quantization(q);
+    const numgap::tensor_segment unsplit{r, 0};
+    for (const std::size_t threads : {std::size_t(1), std::size_t(2)}) {
+        CAPTURE(threads);
+        check_same(numgap::evaluate_segments({std::span(&unsplit, 1), 0}, {segments, 1}, set, {threads, true, true}),
+                   numgap::evaluate(r, whole_target, set, {threads, true, true}));
     }
 }
 

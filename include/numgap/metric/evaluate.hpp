@@ -134,16 +134,28 @@ inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels
     return std::move(partials[0]);
 }
 
+// What the kernel computes for `layout` with `options`' side statistics.
+inline kernels::kernel_options pass_kernel_options(const pass_layout& layout,
+                                                   const evaluate_options& options) noexcept {
+    kernels::kernel_options kernel_options = layout.kernel_options;
+    if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
+    if (options.side_min_max) kernel_options.features |= kernels::kernel_feature::side_min_max;
+    return kernel_options;
+}
+
+// Whether any metric or side statistic needs the fused pass at all.
+inline bool needs_fused_pass(const pass_layout& layout, const evaluate_options& options) noexcept {
+    return layout.any_fused || !layout.reductions.empty() || options.any_side_statistics();
+}
+
 // The fused pass over one validated pair: moments and reduction states, as
 // many threads as options.threads allows, nothing when no metric needs it.
 // Allocates nothing for built-in sum metrics on one thread.
 inline pass_partial fused_pass(const tensor_view& reference, const tensor_view& target, const pass_layout& layout,
                                const evaluate_options& options, const kernels::kernel_table& table) {
-    kernels::kernel_options kernel_options = layout.kernel_options;
-    if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
-    if (options.side_min_max) kernel_options.features |= kernels::kernel_feature::side_min_max;
+    const kernels::kernel_options kernel_options = pass_kernel_options(layout, options);
     pass_partial pass;
-    if (layout.any_fused || !layout.reductions.empty() || options.any_side_statistics()) {
+    if (needs_fused_pass(layout, options)) {
         kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
         plan.widen_f32 = table.widen_f32;
         plan.transpose_f32 = table.transpose_f32;

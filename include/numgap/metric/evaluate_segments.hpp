@@ -11,7 +11,9 @@
 // pair_moments and user reduction states merge exactly as threads' partial
 // states merge in evaluate.hpp, before the metrics are finalised once. So a
 // sharded target against an unsplit reference reads both where they lie, with
-// runs as long as a shard's rows.
+// runs as long as a shard's rows. When the pieces are read in runs, they are
+// walked together in reference order (interleaved_moments below), not one
+// after the other.
 //
 // Which layouts: either side may be split, or both, along the same axis with
 // any offsets (the pieces are the union of the cuts). Both split along
@@ -41,15 +43,19 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <numgap/core/error.hpp>
+#include <numgap/core/parallel_for.hpp>
 #include <numgap/core/segmented_view.hpp>
 #include <numgap/core/slice_along.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
+#include <numgap/kernels/table/accumulate_plan.hpp>
 #include <numgap/metric/evaluate.hpp>
 #include <numgap/metric/evaluate_options.hpp>
 #include <numgap/metric/evaluation.hpp>
@@ -112,6 +118,60 @@ inline double whole_tensor_over_pieces(const metric_entry& entry, const std::vec
     return weighted / double(rows);
 }
 
+// The fused pass over the pieces in reference order, when the split axis has
+// dimensions before it (`outer` > 1 indices of them) and every piece is read
+// in runs (kernels/plan/for_each_run.hpp): for each outer index, each piece's
+// slab of it in turn, so the reference and every segment are read front to
+// back once, as an unsplit pair is. Piece after piece instead reads 1/S of
+// every reference row per pass, and the kernel's software prefetch runs past
+// each row's end into columns only a later pass reads (an unsplit reference
+// against 2 and 8 shards: 57-64% and ~42% of the unsplit pair's speed, AMD
+// EPYC Zen 4). The kernel calls are the same either way (one per row of a
+// piece), so the sums are too; only their float64 merge order differs.
+// Threads take ranges of outer indices. Returns nothing (the caller walks
+// piece by piece) when some piece is not read in runs: blocks gathered
+// across short rows would be cut at every slab.
+inline std::optional<kernels::pair_moments> interleaved_moments(const std::vector<segment_piece>& pieces,
+                                                                std::int64_t outer,
+                                                                const kernels::kernel_options& kernel_options,
+                                                                std::size_t threads,
+                                                                const kernels::kernel_table& table) {
+    struct walked_piece {
+        kernels::pair_plan plan;
+        std::int64_t slab; // elements per outer index
+    };
+    std::vector<walked_piece> walked;
+    walked.reserve(pieces.size());
+    std::int64_t count = 0;
+    for (const segment_piece& piece : pieces) {
+        kernels::pair_plan plan = kernels::make_pair_plan(piece.reference, piece.target);
+        plan.widen_f32 = table.widen_f32;
+        plan.transpose_f32 = table.transpose_f32;
+        if (kernels::plan_walk_of(plan, table) != kernels::plan_walk::runs) return std::nullopt;
+        walked.push_back({plan, plan.count / outer});
+        count += plan.count;
+    }
+    const auto walk_outer = [&](std::int64_t begin, std::int64_t end, kernels::pair_moments& moments) {
+        for (std::int64_t o = begin; o < end; ++o)
+            for (const walked_piece& piece : walked)
+                kernels::accumulate_plan(piece.plan, kernels::plan_walk::runs, o * piece.slab, (o + 1) * piece.slab,
+                                         table, kernel_options, moments);
+    };
+    const std::int64_t most_workers = std::min(outer, std::max<std::int64_t>(1, count / min_elements_per_thread));
+    const std::size_t workers = std::min(resolve_threads(threads), std::size_t(most_workers));
+    std::vector<kernels::pair_moments> partials(workers);
+    if (workers == 1) {
+        walk_outer(0, outer, partials[0]);
+        return partials[0];
+    }
+    parallel_for(workers, [&](std::size_t worker) {
+        const auto bound = [&](std::size_t w) { return outer * std::int64_t(w) / std::int64_t(workers); };
+        walk_outer(bound(worker), bound(worker + 1), partials[worker]);
+    });
+    for (std::size_t w = 1; w < workers; ++w) partials[0].merge(partials[w]);
+    return partials[0];
+}
+
 } // namespace detail
 
 inline evaluation evaluate_segments(const segmented_view& reference, const segmented_view& target,
@@ -151,13 +211,22 @@ inline evaluation evaluate_segments(const segmented_view& reference, const segme
 
     const detail::pass_layout& layout = detail::metric_set_access::layout(metrics);
     const kernels::kernel_table table = kernels::active_kernels();
+    std::int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= reference_shape[std::size_t(d)];
+    std::optional<kernels::pair_moments> interleaved;
+    if (pieces.size() > 1 && outer > 1 && layout.reductions.empty() && detail::needs_fused_pass(layout, options))
+        interleaved = detail::interleaved_moments(pieces, outer, detail::pass_kernel_options(layout, options),
+                                                  options.threads, table);
     detail::pass_partial pass;
-    for (std::size_t p = 0; p < pieces.size(); ++p) {
-        detail::pass_partial piece = detail::fused_pass(pieces[p].reference, pieces[p].target, layout, options, table);
-        if (p == 0)
-            pass = std::move(piece);
-        else
-            detail::merge_partial(pass, piece, layout.reductions);
+    if (interleaved) {
+        pass.moments = *interleaved;
+    } else {
+        for (std::size_t p = 0; p < pieces.size(); ++p) {
+            detail::pass_partial piece =
+                detail::fused_pass(pieces[p].reference, pieces[p].target, layout, options, table);
+            if (p == 0) pass = std::move(piece);
+            else detail::merge_partial(pass, piece, layout.reductions);
+        }
     }
 
     evaluation result;

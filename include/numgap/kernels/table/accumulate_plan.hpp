@@ -8,7 +8,8 @@
 // benchmarks time exactly this function.
 // Precondition: validate_pair() accepted the views behind the plan; the
 // plan's widen_f32 / transpose_f32 are the caller's choice (usually the same
-// table's). Complexity: O(end - begin), no allocation. Throws: nothing.
+// table's). Complexity: O(end - begin) plus plan_walk_of's O(rank + channels)
+// when the walk is not given; no allocation. Throws: nothing.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -22,21 +23,42 @@
 
 namespace numgap::kernels {
 
-inline void accumulate_plan(const pair_plan& plan, std::int64_t begin, std::int64_t end, const kernel_table& table,
-                            const kernel_options& options, pair_moments& moments) noexcept {
-    if (plan.wide) {
+// How accumulate_plan walks a plan; decided once per plan (plan_walk_of is
+// O(rank + channels)), so a caller walking one plan in many ranges
+// (evaluate_segments.hpp) decides it once.
+enum class plan_walk { wide_blocks, runs, float_blocks };
+
+inline plan_walk plan_walk_of(const pair_plan& plan, const kernel_table& table) noexcept {
+    if (plan.wide) return plan_walk::wide_blocks;
+    if (table.run_f32 != nullptr && runs_in_registers(plan)) return plan_walk::runs;
+    return plan_walk::float_blocks;
+}
+
+// Precondition: walk == plan_walk_of(plan, table).
+inline void accumulate_plan(const pair_plan& plan, plan_walk walk, std::int64_t begin, std::int64_t end,
+                            const kernel_table& table, const kernel_options& options, pair_moments& moments) noexcept {
+    switch (walk) {
+    case plan_walk::wide_blocks:
         for_each_block<double>(plan, begin, end, [&](std::span<const double> r, std::span<const double> t) {
             table.block_f64(r.data(), t.data(), r.size(), options, moments);
         });
-    } else if (table.run_f32 != nullptr && runs_in_registers(plan)) {
+        return;
+    case plan_walk::runs:
         for_each_run(plan, begin, end, [&](const stored_run& r, const stored_run& t, std::size_t n) {
             table.run_f32(r, t, n, options, moments);
         });
-    } else {
+        return;
+    case plan_walk::float_blocks:
         for_each_block<float>(plan, begin, end, [&](std::span<const float> r, std::span<const float> t) {
             table.block_f32(r.data(), t.data(), r.size(), options, moments);
         });
+        return;
     }
+}
+
+inline void accumulate_plan(const pair_plan& plan, std::int64_t begin, std::int64_t end, const kernel_table& table,
+                            const kernel_options& options, pair_moments& moments) noexcept {
+    accumulate_plan(plan, plan_walk_of(plan, table), begin, end, table, options, moments);
 }
 
 } // namespace numgap::kernels
