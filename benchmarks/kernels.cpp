@@ -34,7 +34,7 @@
 //                               evaluate_segments (metric/evaluate_segments.hpp)
 //                               of an unsplit [rows, cols] reference against a
 //                               target stored as N = 2 or 8 shards along axis
-//                               1 (the tensor-parallel case; n = 2^26),
+//                               1 (the tensor-parallel case; n = 2^20 and 2^26),
 //                               against BM_evaluate_f32_f32 and the ceiling;
 //   BM_bandwidth_<pair>         a read-only two-stream loop over the same
 //                               bytes, reading both buffers concurrently with
@@ -493,6 +493,7 @@ int register_all() {
         add_minimum(benchmark::RegisterBenchmark(name.c_str(),
                                                  [shards](benchmark::State& s) { evaluate_segments_api(s, shards); })
                         ->ArgName("n")
+                        ->Arg(1 << 20)
                         ->Arg(1 << 26));
     }
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
