@@ -2,8 +2,7 @@
 """Million-node benchmark of `numgap compare` (issue 13, item 1).
 
 Generates a reference and a target run directory whose graph.json lists N
-nodes, each dumping one small float32 tensor (16 elements, one .npy file per
-tensor), then times `numgap compare REF TARGET` and reads its peak RSS (wait4),
+nodes, each dumping one small float32 tensor (16 elements), then times `numgap compare REF TARGET` and reads its peak RSS (wait4),
 without reports and with --json and --csv. CPU time (user + system, from
 wait4) is reported beside wall time: on a shared, loaded machine it says more
 about numgap than the wall clock does. Two graph shapes:
@@ -15,6 +14,13 @@ about numgap than the wall clock does. Two graph shapes:
            handle per node; the target's names are rewritten QNN-style
            (separators to '_', an '_output_0' suffix), so only the handles
            match them (match_auto picks handles).
+
+Two ways to store the tensors (--storage):
+
+  npy          one .npy file per tensor (a directory of 2N files in all);
+  safetensors  one tensors.safetensors file per run holding every tensor under
+               its node's name, beside graph.json (a run directory reads the
+               keys of every .safetensors file in it).
 
 One target tensor in every 1000 (at least one) is perturbed, so the report has
 failing groups, a first divergence and origins to summarise.
@@ -99,8 +105,27 @@ def qnn_name(name):
     return name.replace(".", "_") + "_output_0"
 
 
-def write_run(directory, entries, payloads, graph):
+def write_safetensors(path, entries, payloads):
+    """One safetensors file: every payload's float32 data under its entry's name."""
+    header, offset, data = {}, 0, []
+    for name, payload in zip(entries, payloads):
+        values = payload[len(payload) - 4 * ELEMENTS:]  # the .npy data follows its header
+        header[name] = {"dtype": "F32", "shape": [ELEMENTS], "data_offsets": [offset, offset + len(values)]}
+        offset += len(values)
+        data.append(values)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        f.write(b"".join(data))
+
+
+def write_run(directory, entries, payloads, graph, storage):
     os.makedirs(directory, exist_ok=True)
+    if storage == "safetensors":
+        write_safetensors(os.path.join(directory, "tensors.safetensors"), entries, payloads)
+        entries = []
     for name, payload in zip(entries, payloads):
         fd = os.open(os.path.join(directory, name + ".npy"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.write(fd, payload)
@@ -109,7 +134,7 @@ def write_run(directory, entries, payloads, graph):
         json.dump(graph, f, separators=(",", ":"))
 
 
-def generate(directory, count, shape):
+def generate(directory, count, shape, storage):
     references, targets, broken = tensor_variants()
     broken_every = min(1000, count)
     if shape == "chain":
@@ -132,7 +157,7 @@ def generate(directory, count, shape):
                                            ("target", tgt_names, tgt_payloads, tgt_nodes)):
         pid = os.fork()
         if pid == 0:
-            write_run(os.path.join(directory, side), entries, payloads, {"version": 1, "nodes": nodes})
+            write_run(os.path.join(directory, side), entries, payloads, {"version": 1, "nodes": nodes}, storage)
             os._exit(0)
         children.append(pid)
     for pid in children:
@@ -156,6 +181,8 @@ def main():
     parser.add_argument("--dir", default="/tmp/numgap_million", help="where the run directories go")
     parser.add_argument("--nodes", type=int, nargs="+", default=[10000, 100000])
     parser.add_argument("--shape", choices=["chain", "fanout"], default="chain")
+    parser.add_argument("--storage", choices=["npy", "safetensors"], default="npy",
+                        help="one .npy file per tensor, or one safetensors file per run")
     parser.add_argument("--repeat", type=int, default=1)
     parser.add_argument("--keep", action="store_true", help="reuse existing data of the same parameters")
     parser.add_argument("--no-reports", action="store_true", help="skip the run with --json and --csv")
@@ -164,17 +191,18 @@ def main():
 
     rows = []
     for count in args.nodes:
-        directory = os.path.join(args.dir, f"{args.shape}-{count}")
+        suffix = "" if args.storage == "npy" else "-" + args.storage
+        directory = os.path.join(args.dir, f"{args.shape}-{count}{suffix}")
         params_path = os.path.join(directory, "params.json")
-        wanted = {"nodes": count, "shape": args.shape, "elements": ELEMENTS, "version": 1}
+        wanted = {"nodes": count, "shape": args.shape, "elements": ELEMENTS, "storage": args.storage, "version": 1}
         have = json.load(open(params_path)) if os.path.exists(params_path) else {}
         if not (args.keep and have == wanted):
             subprocess.run(["rm", "-rf", directory], check=True)
             start = time.perf_counter()
-            generate(directory, count, args.shape)
+            generate(directory, count, args.shape, args.storage)
             with open(params_path, "w") as f:
                 json.dump(wanted, f)
-            print(f"generated {args.shape} with {count} nodes in {time.perf_counter() - start:.1f} s",
+            print(f"generated {args.shape} ({args.storage}) with {count} nodes in {time.perf_counter() - start:.1f} s",
                   file=sys.stderr)
         reference, target = os.path.join(directory, "reference"), os.path.join(directory, "target")
         subprocess.run(["cat", os.path.join(reference, "graph.json"), os.path.join(target, "graph.json")],
@@ -194,10 +222,10 @@ def main():
                 if best is None or cpu < best[1]:
                     best = (seconds, cpu, rss)
             rows.append((count, label, *best, os.getloadavg()[0]))
-            print(f"{args.shape} {count} {label}: {best[0]:.2f} s, {best[1]:.2f} s CPU, {best[2]:.0f} MiB",
+            print(f"{args.shape} {args.storage} {count} {label}: {best[0]:.2f} s, {best[1]:.2f} s CPU, {best[2]:.0f} MiB",
                   file=sys.stderr)
 
-    print(f"\n{args.shape}, warm page cache, {os.cpu_count()} CPUs, best of {args.repeat} (by CPU time)\n")
+    print(f"\n{args.shape}, {args.storage}, warm page cache, {os.cpu_count()} CPUs, best of {args.repeat} (by CPU time)\n")
     print("| nodes | reports | wall s | CPU s (user+sys) | peak RSS (MiB) | CPU µs per node | load average |")
     print("|---:|---|---:|---:|---:|---:|---:|")
     for count, label, seconds, cpu, rss, load in rows:

@@ -250,6 +250,26 @@ TEST_CASE("safetensors: hostile headers are refused with the file, the key and t
     CHECK(contains(header_error(file_bytes(R"({"__metadata__":{"n":1}})")),
                    "key '__metadata__': \"n\" is a number, not a string"));
     CHECK(contains(header_error(file_bytes("{\"\xff\":1}")), "invalid UTF-8"));
+    // The header is read member by member: what follows the object, or a
+    // value that is no object, is still checked as the whole document was.
+    CHECK(contains(header_error(file_bytes("{} x")),
+                   "header (at byte offset 8):1:4: unexpected text after the JSON value"));
+    CHECK(contains(header_error(file_bytes("[1] x")), "unexpected text after the JSON value"));
+    CHECK(contains(header_error(file_bytes("\"a\"")), "the header is a string, not a JSON object"));
+    {
+        // A duplicate among many keys, after the ones compared one by one.
+        std::string many = "{", data;
+        for (int k = 0; k < 12; ++k) {
+            many += entry("k" + std::to_string(k), "F32", "[1]", std::uint64_t(4 * k), std::uint64_t(4 * k + 4)) + ",";
+            data += std::string(4, '\0');
+        }
+        const auto data_bytes = numgap_test::to_bytes(data);
+        CHECK(numgap::io::parse_safetensors_header(
+                  as_bytes(file_bytes(many.substr(0, many.size() - 1) + "}", data_bytes)), "many.safetensors")
+                  .entries.size() == 12);
+        CHECK(contains(header_error(file_bytes(many + entry("k10", "F32", "[1]", 0, 4) + "}", data_bytes)),
+                       "duplicate key \"k10\""));
+    }
 
     // Kinds and locations a program can act on.
     const numgap::error truncated = header_failure(std::string("\x10\x00\x00", 3));

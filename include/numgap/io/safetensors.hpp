@@ -11,8 +11,8 @@
 //
 // Rules (a file breaking one is refused with a numgap::error naming the file,
 // the key and the offset or reason - where() holds the file, the key and the
-// byte offset where known; nothing is allocated beyond the header's own JSON
-// tree). Kinds: format for a truncated file, limit for an over-limit header or
+// byte offset where known; the header is read member by member, never held
+// as one JSON tree). Kinds: format for a truncated file, limit for an over-limit header or
 // an absurd size, dtype for an undefined dtype, shape for a byte count that
 // disagrees with the shape, schema for everything else the header gets wrong:
 //  - N is at most 100,000,000 bytes (the reference implementation's limit)
@@ -114,11 +114,9 @@ inline constexpr safetensors_dtype safetensors_dtypes[] = {
     {"F6_E2M3", 6, std::nullopt}, {"F6_E3M2", 6, std::nullopt},
 };
 
-// A non-negative JSON integer, or a numgap::error (schema, at `location`) saying which one is not.
-inline std::uint64_t safetensors_count(const json_value& value, const std::string& where,
-                                       const error_location& location) {
-    if (!value.is_integer() || value.as_integer() < 0)
-        throw error(error_kind::schema, where + " is not a non-negative integer that fits 64 bits", location);
+// A non-negative JSON integer, or nothing.
+inline std::optional<std::uint64_t> safetensors_count(const json_value& value) noexcept {
+    if (!value.is_integer() || value.as_integer() < 0) return std::nullopt;
     return std::uint64_t(value.as_integer());
 }
 } // namespace detail
@@ -151,87 +149,94 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
     index.data_start = 8 + header_bytes;
     const std::string_view text(reinterpret_cast<const char*>(bytes.data()) + 8, std::size_t(header_bytes));
     // Errors from the JSON parser read "<file> header:<line>:<column>: <reason>";
-    // the header starts at byte offset 8.
-    const json_value header = parse_json(text, std::string(file) + " header (at byte offset 8)");
-    if (!header.is_object())
+    // the header starts at byte offset 8. The top-level object is walked
+    // member by member (json/stream.hpp), each entry parsed as a small tree:
+    // a header of a million keys never becomes one tree.
+    const std::string header_name = std::string(file) + " header (at byte offset 8)"; // the stream keeps a view of it
+    detail::json_stream stream(text, header_name);
+    if (stream.peek_significant() != '{') {
+        const json_value header = stream.read_value(0);
+        stream.finish();
         throw error(error_kind::schema,
                     in_file + ": the header is " + std::string(json_value::describe(header.type())) +
                         ", not a JSON object",
                     at(8));
+    }
     const std::uint64_t data_bytes = bytes.size() - index.data_start;
-    for (const json_member& member : header.as_object()) {
-        const std::string where = in_file + ", key '" + member.key + "'";
-        if (member.key == "__metadata__") {
-            if (!member.value.is_object())
-                throw error(error_kind::schema, where + " is not an object of strings", at_key(member.key));
-            for (const json_member& item : member.value.as_object()) {
+    stream.read_object(1, true, [&](const std::string& key) {
+        const json_value value = stream.read_value(1);
+        // Messages are built only on the way to an error.
+        const auto where = [&] { return in_file + ", key '" + key + "'"; };
+        const auto refuse = [&](error_kind kind, const std::string& reason) {
+            throw error(kind, where() + reason, at_key(key));
+        };
+        if (key == "__metadata__") {
+            if (!value.is_object()) refuse(error_kind::schema, " is not an object of strings");
+            for (const json_member& item : value.as_object()) {
                 if (!item.value.is_string())
                     throw error(error_kind::schema,
-                                where + ": \"" + item.key + "\" is " +
+                                where() + ": \"" + item.key + "\" is " +
                                     std::string(json_value::describe(item.value.type())) + ", not a string",
-                                at_key(member.key + "." + item.key));
+                                at_key(key + "." + item.key));
                 index.metadata.emplace_back(item.key, item.value.as_string());
             }
-            continue;
+            return;
         }
-        const error_location key_location = at_key(member.key);
-        if (!member.value.is_object()) throw error(error_kind::schema, where + " is not an object", key_location);
-        const json_value* type = member.value.find("dtype");
-        const json_value* shape = member.value.find("shape");
-        const json_value* offsets = member.value.find("data_offsets");
-        if (type == nullptr || !type->is_string())
-            throw error(error_kind::schema, where + " has no string \"dtype\"", key_location);
-        if (shape == nullptr || !shape->is_array())
-            throw error(error_kind::schema, where + " has no \"shape\" array", key_location);
+        if (!value.is_object()) refuse(error_kind::schema, " is not an object");
+        const json_value* type = value.find("dtype");
+        const json_value* shape = value.find("shape");
+        const json_value* offsets = value.find("data_offsets");
+        if (type == nullptr || !type->is_string()) refuse(error_kind::schema, " has no string \"dtype\"");
+        if (shape == nullptr || !shape->is_array()) refuse(error_kind::schema, " has no \"shape\" array");
         if (offsets == nullptr || !offsets->is_array() || offsets->as_array().size() != 2)
-            throw error(error_kind::schema, where + " has no \"data_offsets\" array of two integers", key_location);
+            refuse(error_kind::schema, " has no \"data_offsets\" array of two integers");
+        const auto count = [&](const json_value& number, const char* what) {
+            const std::optional<std::uint64_t> counted = detail::safetensors_count(number);
+            if (!counted)
+                refuse(error_kind::schema,
+                       std::string(": ") + what + " is not a non-negative integer that fits 64 bits");
+            return *counted;
+        };
         safetensors_entry entry;
-        entry.key = member.key;
+        entry.key = key;
         entry.dtype_name = type->as_string();
         const auto* known = std::find_if(std::begin(detail::safetensors_dtypes), std::end(detail::safetensors_dtypes),
                                          [&](const auto& candidate) { return candidate.name == entry.dtype_name; });
         if (known == std::end(detail::safetensors_dtypes))
-            throw error(error_kind::dtype,
-                        where + " has dtype \"" + entry.dtype_name + "\", which the safetensors format does not define",
-                        key_location);
+            refuse(error_kind::dtype,
+                   " has dtype \"" + entry.dtype_name + "\", which the safetensors format does not define");
         entry.type = known->type;
+        entry.shape.reserve(shape->as_array().size());
         for (const json_value& dimension : shape->as_array())
-            entry.shape.push_back(
-                std::int64_t(detail::safetensors_count(dimension, where + ": a \"shape\" dimension", key_location)));
-        const std::uint64_t begin =
-            detail::safetensors_count(offsets->as_array()[0], where + ": data_offsets[0]", key_location);
-        const std::uint64_t end =
-            detail::safetensors_count(offsets->as_array()[1], where + ": data_offsets[1]", key_location);
-        if (end < begin)
-            throw error(error_kind::schema,
-                        where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                            "] end before they begin",
-                        key_location);
+            entry.shape.push_back(std::int64_t(count(dimension, "a \"shape\" dimension")));
+        const std::uint64_t begin = count(offsets->as_array()[0], "data_offsets[0]");
+        const std::uint64_t end = count(offsets->as_array()[1], "data_offsets[1]");
+        const auto offsets_text = [&] { return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]"; };
+        if (end < begin) refuse(error_kind::schema, ": data_offsets " + offsets_text() + " end before they begin");
         if (end > data_bytes)
             throw error(error_kind::format,
-                        where + ": data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                            "] reach past the " + std::to_string(data_bytes) +
+                        where() + ": data_offsets " + offsets_text() + " reach past the " + std::to_string(data_bytes) +
                             " data bytes of the file (data start at offset " + std::to_string(index.data_start) + ")",
-                        at(index.data_start + begin, member.key));
+                        at(index.data_start + begin, key));
         // Counted in elements (1-byte items) so that sub-byte dtypes share the overflow check.
         const std::optional<std::uint64_t> elements = detail::checked_byte_count(entry.shape, 1);
         std::uint64_t bits = 0;
         if (!elements || __builtin_mul_overflow(*elements, std::uint64_t(known->bits), &bits))
             throw error(error_kind::limit,
-                        where + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name +
+                        where() + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name +
                             " is absurd: its size overflows 64 bits",
-                        key_location);
+                        at_key(key));
         if (bits % 8 != 0 || bits / 8 != end - begin)
             throw error(error_kind::shape,
-                        where + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name + " needs " +
+                        where() + ": shape " + detail::shape_text(entry.shape) + " of " + entry.dtype_name + " needs " +
                             (bits % 8 == 0 ? std::to_string(bits / 8) : std::to_string(bits) + " bits, not whole") +
-                            " bytes but data_offsets [" + std::to_string(begin) + ", " + std::to_string(end) +
-                            "] hold " + std::to_string(end - begin),
-                        at(index.data_start + begin, member.key));
+                            " bytes but data_offsets " + offsets_text() + " hold " + std::to_string(end - begin),
+                        at(index.data_start + begin, key));
         entry.begin = index.data_start + begin;
         entry.end = index.data_start + end;
         index.entries.push_back(std::move(entry));
-    }
+    });
+    stream.finish();
     std::vector<const safetensors_entry*> by_offset;
     for (const safetensors_entry& entry : index.entries) by_offset.push_back(&entry);
     std::sort(by_offset.begin(), by_offset.end(), [](const safetensors_entry* a, const safetensors_entry* b) {

@@ -96,6 +96,7 @@ public:
         return keys;
     }
     bool empty() const noexcept { return locations_.empty(); }
+    std::size_t size() const noexcept { return locations_.size(); }
     std::uint64_t total_bytes() const noexcept { return total_bytes_; }
 
 private:

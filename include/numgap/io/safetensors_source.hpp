@@ -36,6 +36,7 @@ namespace detail {
 inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& tensors, const run_manifest& manifest,
                                                   std::vector<tensor_spec> overlays, const std::string& run) {
     std::vector<tensor_spec> specs;
+    specs.reserve(tensors.size());
     for (std::string& key : tensors.keys()) {
         const safetensors_tensors::location& where = *tensors.find(key);
         if (const tensor_spec* claimed = manifest.find_tensor(key))

@@ -37,6 +37,32 @@ TEST_CASE("json parse errors are format errors located at line and column") {
     CHECK(duplicate.where().column == 10);
 }
 
+TEST_CASE("json duplicate keys are found however many keys an object has") {
+    // The parser compares the first keys one by one and hands over to a hash
+    // set beyond them: a duplicate on either side of that change, and across
+    // it, is refused at the second occurrence; distinct keys are accepted.
+    for (int keys = 1; keys <= 20; ++keys) {
+        std::string text = "{";
+        for (int k = 0; k < keys; ++k) text += (k ? ",\"k" : "\"k") + std::to_string(k) + "\":" + std::to_string(k);
+        CAPTURE(keys);
+        CHECK(numgap::io::parse_json(text + "}", "graph.json").as_object().size() == std::size_t(keys));
+        for (int first = 0; first < keys; ++first) {
+            const std::string duplicated = text + ",\"k" + std::to_string(first) + "\":0}";
+            CAPTURE(first);
+            const numgap::error failure = parse_error(duplicated);
+            CHECK(failure.kind() == numgap::error_kind::format);
+            CHECK(failure.where().column == text.size() + 2);
+            CHECK(std::string(failure.what()).find("duplicate key \"k" + std::to_string(first) + "\"") !=
+                  std::string::npos);
+        }
+    }
+    // Keys longer than a short string's inline buffer, equal but for the last byte.
+    const std::string long_key(40, 'x');
+    const std::string distinct = "{\"" + long_key + "a\":1,\"" + long_key + "b\":2}";
+    CHECK(numgap::io::parse_json(distinct, "graph.json").as_object().size() == 2);
+    CHECK(parse_error("{\"" + long_key + "\":1,\"" + long_key + "\":2}").kind() == numgap::error_kind::format);
+}
+
 TEST_CASE("json nesting too deep is a limit error") {
     const numgap::error failure = parse_error("[[[]]]", 2);
     CHECK(failure.kind() == numgap::error_kind::limit);

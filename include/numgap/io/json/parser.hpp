@@ -139,13 +139,27 @@ protected: // json_stream (io/json/stream.hpp) reads a document piecewise with t
             ++position_;
             return;
         }
-        std::unordered_set<std::string> keys;
+        // Most objects have a few keys: those are compared one by one (short
+        // keys are copied without allocating), a hash set takes over beyond.
+        constexpr std::size_t few_keys = 8;
+        std::string first_keys[few_keys];
+        std::size_t key_count = 0;
+        std::unordered_set<std::string> more_keys;
+        const auto seen_before = [&](const std::string& key) {
+            if (key_count < few_keys) {
+                if (std::find(first_keys, first_keys + key_count, key) != first_keys + key_count) return true;
+                first_keys[key_count++] = key;
+                return false;
+            }
+            if (more_keys.empty()) more_keys.insert(first_keys, first_keys + few_keys);
+            return !more_keys.insert(key).second;
+        };
         for (;;) {
             skip_space();
             if (peek() != '"') fail("expected a string key in object, found " + found());
             const std::size_t key_position = position_;
             std::string key = parse_string();
-            if (check_duplicates && !keys.insert(key).second) {
+            if (check_duplicates && seen_before(key)) {
                 position_ = key_position;
                 fail("duplicate key \"" + key + "\" in object");
             }

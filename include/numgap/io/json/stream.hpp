@@ -9,8 +9,9 @@
 //
 // Not checked here, unlike parse_json: duplicate keys in an object read with
 // read_object(..., check_duplicates = false) (the caller checks what it keeps,
-// e.g. by sorting). Complexity: O(text). Throws: numgap::error (format, or
-// limit for nesting), std::bad_alloc.
+// e.g. by sorting). The stream keeps views of the text and the file name:
+// both must outlive it. Complexity: O(text). Throws: numgap::error (format,
+// or limit for nesting), std::bad_alloc.
 #include <cstddef>
 #include <string>
 #include <string_view>
