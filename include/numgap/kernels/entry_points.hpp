@@ -20,6 +20,8 @@ using block_function = void(const T* reference, const T* target, std::size_t n, 
                             pair_moments& moments) noexcept;
 using run_f32_function = void(const stored_run& reference, const stored_run& target, std::size_t n,
                               const kernel_options& options, pair_moments& moments) noexcept;
+using runs_f32_function = void(const float* const* references, const float* const* targets, const std::size_t* lengths,
+                               std::size_t count, const kernel_options& options, pair_moments& moments) noexcept;
 using widen_f32_function = void(const void* source, dtype type, std::size_t n, bool quantized, float scale,
                                 std::int32_t zero_point, float* out) noexcept;
 using transpose_f32_function = void(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols,

@@ -21,6 +21,7 @@
 #include <numgap/kernels/scalar_reference.hpp>
 
 #include "../float8_codes.hpp"
+#include "perturbed_pair.hpp"
 
 namespace {
 
@@ -111,13 +112,7 @@ TEST_CASE("fused kernel meets the issue's accuracy bounds at n = 1e7 on every av
     // The target is the reference plus a small relative perturbation, so
     // 1 - cosine is ~5e-7: the regime where naive 1 - dot/(|r||t|) is useless.
     const std::size_t n = accuracy_length();
-    std::mt19937_64 generator(42);
-    std::normal_distribution<float> normal(0.5f, 2.0f);
-    std::vector<float> r(n), t(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        r[i] = normal(generator);
-        t[i] = r[i] * (1.0f + 1e-3f * normal(generator));
-    }
+    const auto [r, t] = numgap_test::perturbed_pair(n, 42);
     const auto oracle = numgap::kernels::scalar_reference<float>(r, t);
     for (const auto& table : numgap::kernels::available_kernels()) {
         const std::string_view arch = table.arch_name;

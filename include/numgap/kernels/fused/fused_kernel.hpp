@@ -5,7 +5,8 @@
 // sum (r-t)(r+t); optionally per-side statistics and the closeness tier (see
 // kernel_options.hpp). Each side is a kernel source (kernel_source.hpp):
 // float32 or float64 in memory, or a narrow type widened to float32 in
-// registers; accumulate_pair_block is the form for two float pointers.
+// registers; accumulate_pair_block is the form for two float pointers and
+// accumulate_runs for many pairs of short float32 runs read as one stream.
 //
 // Accuracy: sums run in T inside chunks of flush_interval elements, on
 // lanes::accumulator_sets independent accumulator sets, and each chunk's
@@ -44,6 +45,7 @@
 #include <limits>
 #include <type_traits>
 
+#include <numgap/core/config.hpp>
 #include <numgap/kernels/constants.hpp>
 #include <numgap/kernels/fused/kernel_options.hpp>
 #include <numgap/kernels/fused/pair_moments.hpp>
@@ -84,11 +86,22 @@ void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& ta
     moments.sum_diff_times_sum += sum_diff_times_sum;
 }
 
-// MinMax: with Sides, also each side's min and max.
+// One pair of sources and its length; a chunk may be several (accumulate_runs).
+template <class ReferenceSource, class TargetSource>
+struct run_segment {
+    ReferenceSource reference;
+    TargetSource target;
+    std::size_t n;
+};
+
+// MinMax: with Sides, also each side's min and max. The chunk is `count`
+// segments read one after the other into the same accumulators, at most
+// flush_interval elements in all; with Sides it is one segment.
 template <class Arch, class T, bool Sides, bool MinMax, class ReferenceSource, class TargetSource>
-void moments_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
+void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, std::size_t count,
                    pair_moments& moments) noexcept {
     static_assert(Sides || !MinMax, "min and max are a part of the side statistics");
+    NUMGAP_ASSERT(count == 1 || !Sides);
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
@@ -125,11 +138,13 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     batch max_abs_diff[max_sets];
     for (int s = 0; s < max_sets; ++s) max_abs_diff[s] = ops::splat(0);
 
+    const ReferenceSource* reference = &segments[0].reference; // the segment being read
+    const TargetSource* target = &segments[0].target;
     auto step = [&](int set, std::size_t at) {
         accumulators& a = acc[set];
         batch& max_abs = max_abs_diff[set % max_sets];
-        batch r = reference.load(at);
-        batch t = target.load(at);
+        batch r = reference->load(at);
+        batch t = target->load(at);
         ops::pin(r);
         ops::pin(t);
         const batch difference = r - t;
@@ -152,7 +167,6 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
         }
     };
 
-    std::size_t i = 0;
     // Software prefetch a fixed distance ahead of both streams. The
     // hardware prefetcher alone leaves the fused loop's memory reads and its
     // arithmetic in series (time ~ read time + compute time): at 2^26
@@ -172,12 +186,14 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // the scalar path. Over two or three chunks those errors do not average
     // out: at 256 sum |r-t| missed 1e-7 relative on NEON, at 128 sum (r-t)^2
     // on AVX2 (tests/kernels/fused/fused_kernel.cpp). So every lane's chain
-    // is flushed into float64 after at most 64 values.
+    // is flushed into float64 after at most 64 values, counted across the
+    // chunk's segments.
     constexpr std::size_t stride = width * sets;
     constexpr std::size_t moment_chain = 64;
     constexpr bool flushes_moments = flush_interval / stride > moment_chain;
     constexpr std::size_t moment_flush = stride * moment_chain; // a multiple of side_flush
     [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
+    [[maybe_unused]] std::size_t since_flush = 0; // elements in the moments' chains since their last flush
     [[maybe_unused]] auto flush_side_sums = [&] {
         for (int k = 0; k < 2; ++k) {
             side_sum[k] += ops::sum(side_sums[k]);
@@ -193,6 +209,7 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
                 *sums[k] = ops::splat(0);
             }
         }
+        since_flush = 0;
     };
     // Groups of side_flush (or moment_flush) elements: the flushes stay out
     // of the inner loop, whose registers are then all the accumulators' (a
@@ -200,23 +217,77 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
     // slower). Without either flush one group of moment_flush (at least
     // flush_interval then) covers the chunk.
     constexpr std::size_t group = Sides ? side_flush : moment_flush;
-    const std::size_t vector_end = n / stride * stride;
-    while (i < vector_end) {
-        const std::size_t group_end = smaller(vector_end, i + group);
-        for (; i < group_end; i += stride) {
-            reference.prefetch(i + prefetch_distance, stride);
-            target.prefetch(i + prefetch_distance, stride);
-            // Unrolled so each set's accumulators are registers, not an array
-            // indexed at run time (GCC 12 kept the loop rolled for block sources:
-            // f32/int4-block AVX2 2.0x faster unrolled, Zen 3).
-#pragma GCC unroll 4
-            for (int s = 0; s < sets; ++s) step(s, i + std::size_t(s) * width);
-        }
-        if constexpr (Sides) flush_side_sums();
+    // The scalar tails (fewer than `width` elements a segment) in T, added
+    // into float64 after each segment.
+    T tail_squared_diff = 0, tail_abs_diff = 0, tail_max = 0, tail_squared_reference = 0, tail_squared_target = 0,
+      tail_diff_times_sum = 0;
+    double tails[5] = {0, 0, 0, 0, 0}, tails_max = 0;
+    [[maybe_unused]] T tail_sum[2] = {0, 0}, tail_min[2] = {infinity, infinity},
+                       tail_maximum[2] = {-infinity, -infinity};
+    for (std::size_t segment = 0; segment < count; ++segment) {
+        reference = &segments[segment].reference;
+        target = &segments[segment].target;
+        const std::size_t n = segments[segment].n;
+        // The last segment's remainder vectors may have filled the chains.
         if constexpr (flushes_moments)
-            if (i % moment_flush == 0) flush_moments();
+            if (since_flush >= moment_flush) flush_moments();
+        std::size_t i = 0;
+        const std::size_t vector_end = n / stride * stride;
+        while (i < vector_end) {
+            const std::size_t group_start = i;
+            const std::size_t group_end =
+                smaller(vector_end, i + (flushes_moments ? smaller(group, moment_flush - since_flush) : group));
+            for (; i < group_end; i += stride) {
+                reference->prefetch(i + prefetch_distance, stride);
+                target->prefetch(i + prefetch_distance, stride);
+                // Unrolled so each set's accumulators are registers, not an array
+                // indexed at run time (GCC 12 kept the loop rolled for block sources:
+                // f32/int4-block AVX2 2.0x faster unrolled, Zen 3).
+#pragma GCC unroll 4
+                for (int s = 0; s < sets; ++s) step(s, i + std::size_t(s) * width);
+            }
+            if constexpr (Sides) flush_side_sums();
+            if constexpr (flushes_moments) {
+                since_flush += group_end - group_start;
+                if (since_flush == moment_flush) flush_moments();
+            }
+        }
+        // Fewer than `sets` vectors: one value each on set 0's lanes, counted
+        // as a whole stride so since_flush bounds every set's chain.
+        for (; i + width <= n; i += width) {
+            step(0, i);
+            since_flush += stride;
+        }
+        for (; i < n; ++i) {
+            const T r = reference->at(i), t = target->at(i);
+            if constexpr (Sides) {
+                tail_sum[0] += r;
+                tail_sum[1] += t;
+            }
+            if constexpr (MinMax) {
+                tail_min[0] = smaller(tail_min[0], r);
+                tail_maximum[0] = larger(tail_maximum[0], r);
+                tail_min[1] = smaller(tail_min[1], t);
+                tail_maximum[1] = larger(tail_maximum[1], t);
+            }
+            const T difference = r - t;
+            const T abs_difference = magnitude(difference);
+            tail_squared_diff += keep_rounded(difference * difference);
+            tail_abs_diff += abs_difference;
+            tail_max = abs_difference > tail_max ? abs_difference : tail_max;
+            tail_squared_reference += keep_rounded(r * r);
+            tail_squared_target += keep_rounded(t * t);
+            tail_diff_times_sum += keep_rounded(difference * (r + t));
+        }
+        tails[0] += double(tail_squared_diff);
+        tails[1] += double(tail_abs_diff);
+        tails[2] += double(tail_squared_reference);
+        tails[3] += double(tail_squared_target);
+        tails[4] += double(tail_diff_times_sum);
+        tails_max = larger(tails_max, double(tail_max));
+        tail_squared_diff = tail_abs_diff = tail_max = tail_squared_reference = tail_squared_target =
+            tail_diff_times_sum = 0;
     }
-    for (; i + width <= n; i += width) step(0, i);
     for (int s = 1; s < sets; ++s) {
         acc[0].squared_diff = acc[0].squared_diff + acc[s].squared_diff;
         acc[0].abs_diff = acc[0].abs_diff + acc[s].abs_diff;
@@ -225,48 +296,23 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
         acc[0].diff_times_sum = acc[0].diff_times_sum + acc[s].diff_times_sum;
     }
     for (int s = 1; s < max_sets; ++s) max_abs_diff[0] = ops::max(max_abs_diff[0], max_abs_diff[s]);
-    // Scalar tail in the same function: fewer than `width` elements remain.
-    T tail_squared_diff = 0, tail_abs_diff = 0, tail_max = 0, tail_squared_reference = 0,
-      tail_squared_target = 0, tail_diff_times_sum = 0;
-    [[maybe_unused]] T tail_sum[2] = {0, 0}, tail_min[2] = {infinity, infinity},
-                       tail_maximum[2] = {-infinity, -infinity};
-    for (; i < n; ++i) {
-        const T r = reference.at(i), t = target.at(i);
-        if constexpr (Sides) {
-            tail_sum[0] += r;
-            tail_sum[1] += t;
-        }
-        if constexpr (MinMax) {
-            tail_min[0] = smaller(tail_min[0], r);
-            tail_maximum[0] = larger(tail_maximum[0], r);
-            tail_min[1] = smaller(tail_min[1], t);
-            tail_maximum[1] = larger(tail_maximum[1], t);
-        }
-        const T difference = r - t;
-        const T abs_difference = magnitude(difference);
-        tail_squared_diff += keep_rounded(difference * difference);
-        tail_abs_diff += abs_difference;
-        tail_max = abs_difference > tail_max ? abs_difference : tail_max;
-        tail_squared_reference += keep_rounded(r * r);
-        tail_squared_target += keep_rounded(t * t);
-        tail_diff_times_sum += keep_rounded(difference * (r + t));
-    }
-    const double squared_diff = flushed[0] + ops::sum(acc[0].squared_diff) + double(tail_squared_diff);
-    const double abs_diff = flushed[1] + ops::sum(acc[0].abs_diff) + double(tail_abs_diff);
-    const double squared_reference =
-        flushed[2] + ops::sum(acc[0].squared_reference) + double(tail_squared_reference);
-    const double squared_target = flushed[3] + ops::sum(acc[0].squared_target) + double(tail_squared_target);
-    const double diff_times_sum = flushed[4] + ops::sum(acc[0].diff_times_sum) + double(tail_diff_times_sum);
+    const double squared_diff = flushed[0] + ops::sum(acc[0].squared_diff) + tails[0];
+    const double abs_diff = flushed[1] + ops::sum(acc[0].abs_diff) + tails[1];
+    const double squared_reference = flushed[2] + ops::sum(acc[0].squared_reference) + tails[2];
+    const double squared_target = flushed[3] + ops::sum(acc[0].squared_target) + tails[3];
+    const double diff_times_sum = flushed[4] + ops::sum(acc[0].diff_times_sum) + tails[4];
     if constexpr (std::is_same_v<T, float>) {
         // float partials overflow near 1.8e19 per element; redo such chunks wide.
         constexpr double float_max = double(largest_finite<float>);
         if (!(magnitude(squared_diff) <= float_max && abs_diff <= float_max &&
               squared_reference <= float_max && squared_target <= float_max &&
               magnitude(diff_times_sum) <= float_max)) {
-            moments_chunk_wide<T>(reference, target, n, moments);
+            for (std::size_t segment = 0; segment < count; ++segment)
+                moments_chunk_wide<T>(segments[segment].reference, segments[segment].target, segments[segment].n,
+                                      moments);
             if constexpr (Sides) {
-                side_chunk<Arch, T>(reference, n, MinMax, moments.reference);
-                side_chunk<Arch, T>(target, n, MinMax, moments.target);
+                side_chunk<Arch, T>(segments[0].reference, segments[0].n, MinMax, moments.reference);
+                side_chunk<Arch, T>(segments[0].target, segments[0].n, MinMax, moments.target);
             }
             return;
         }
@@ -281,15 +327,15 @@ void moments_chunk(const ReferenceSource& reference, const TargetSource& target,
                 sums[k].max = larger(double(ops::maximum(side_max[k])), double(tail_maximum[k]));
             }
         }
-        add_fused_side<Arch, T>(reference, n, sums[0], moments.reference);
-        add_fused_side<Arch, T>(target, n, sums[1], moments.target);
+        add_fused_side<Arch, T>(segments[0].reference, segments[0].n, sums[0], moments.reference);
+        add_fused_side<Arch, T>(segments[0].target, segments[0].n, sums[1], moments.target);
     }
     moments.sum_squared_diff += squared_diff;
     moments.sum_abs_diff += abs_diff;
     moments.sum_squared_reference += squared_reference;
     moments.sum_squared_target += squared_target;
     moments.sum_diff_times_sum += diff_times_sum;
-    const double chunk_max = larger(double(ops::maximum(max_abs_diff[0])), double(tail_max));
+    const double chunk_max = larger(double(ops::maximum(max_abs_diff[0])), tails_max);
     moments.max_abs_diff = larger(moments.max_abs_diff, chunk_max);
 }
 
@@ -352,18 +398,19 @@ void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource&
         const std::size_t length = detail::smaller(flush_interval, n - start);
         const auto r = reference.advanced(start);
         const auto t = target.advanced(start);
+        const detail::run_segment<decltype(r), decltype(t)> chunk{r, t, length};
         const bool min_max = (options.features & kernel_feature::side_min_max) != 0;
         if (min_max || (options.features & kernel_feature::side_statistics)) {
             if constexpr (detail::fuses_side_statistics<Arch, T>) {
-                if (min_max) detail::moments_chunk<Arch, T, true, true>(r, t, length, moments);
-                else detail::moments_chunk<Arch, T, true, false>(r, t, length, moments);
+                if (min_max) detail::moments_chunk<Arch, T, true, true>(&chunk, 1, moments);
+                else detail::moments_chunk<Arch, T, true, false>(&chunk, 1, moments);
             } else {
-                detail::moments_chunk<Arch, T, false, false>(r, t, length, moments);
+                detail::moments_chunk<Arch, T, false, false>(&chunk, 1, moments);
                 detail::side_chunk<Arch, T>(r, length, min_max, moments.reference);
                 detail::side_chunk<Arch, T>(t, length, min_max, moments.target);
             }
         } else {
-            detail::moments_chunk<Arch, T, false, false>(r, t, length, moments);
+            detail::moments_chunk<Arch, T, false, false>(&chunk, 1, moments);
         }
         if (options.features & kernel_feature::closeness)
             detail::closeness_chunk<Arch, T>(r, t, length, options, moments);
@@ -376,6 +423,45 @@ void accumulate_pair_block(Arch arch, const T* reference, const T* target, std::
                            const kernel_options& options, pair_moments& moments) noexcept {
     accumulate_pair(arch, detail::pointer_source<Arch, T>{reference}, detail::pointer_source<Arch, T>{target}, n,
                     options, moments);
+}
+
+// accumulate_runs: `count` pairs of float32 arrays (references[k], targets[k],
+// lengths[k] elements each) as one stream, for callers with many short runs
+// (the rows of tensor-parallel shards, metric/evaluate_segments.hpp): runs are
+// gathered into chunks of at most flush_interval elements (a longer run is
+// cut), one moments_chunk each, so a short run costs no accumulator set-up
+// and reduction of its own (~45-70 ns a call in cache, more out of it). The
+// sums are the fused kernel's, chunked differently (same bounds). Side
+// statistics and the closeness tier re-read a chunk on their careful paths,
+// so with either each run is accumulate_pair's on its own.
+template <class Arch>
+void accumulate_runs(Arch arch, const float* const* references, const float* const* targets, const std::size_t* lengths,
+                     std::size_t count, const kernel_options& options, pair_moments& moments) noexcept {
+    if (options.features != kernel_feature::moments) {
+        for (std::size_t k = 0; k < count; ++k)
+            accumulate_pair_block(arch, references[k], targets[k], lengths[k], options, moments);
+        return;
+    }
+    using source = detail::pointer_source<Arch, float>;
+    constexpr std::size_t most_segments = 64;
+    detail::run_segment<source, source> chunk[most_segments];
+    std::size_t segments = 0, filled = 0;
+    const auto finish_chunk = [&] {
+        if (segments != 0) detail::moments_chunk<Arch, float, false, false>(chunk, segments, moments);
+        segments = 0;
+        filled = 0;
+    };
+    for (std::size_t k = 0; k < count; ++k) {
+        for (std::size_t start = 0; start < lengths[k];) {
+            const std::size_t length = detail::smaller(flush_interval - filled, lengths[k] - start);
+            chunk[segments++] = {source{references[k] + start}, source{targets[k] + start}, length};
+            filled += length;
+            start += length;
+            if (filled == flush_interval || segments == most_segments) finish_chunk();
+        }
+        moments.count += std::int64_t(lengths[k]);
+    }
+    finish_chunk();
 }
 
 } // namespace numgap::kernels

@@ -4,7 +4,8 @@
 // time and tests can run every available one side by side.
 // make_kernel_table<Arch>() instantiates them for Arch in the calling
 // translation unit (which must be compiled with Arch's flags).
-// block_f32 / block_f64 read two float arrays; run_f32 reads two stored runs
+// block_f32 / block_f64 read two float arrays, runs_f32 many pairs of float32
+// arrays as one stream (accumulate_runs); run_f32 reads two stored runs
 // (stored_run.hpp) straight from memory, widening float16, bfloat16, float8
 // e4m3fn / e5m2, the MX element formats (block-scaled float8, float6, packed
 // float4), (de)quantized 8/16-bit integers and packed 4-bit integers in registers,
@@ -50,6 +51,7 @@ struct kernel_table {
     block_function<float>* block_f32 = nullptr;
     block_function<double>* block_f64 = nullptr;
     run_f32_function* run_f32 = nullptr;
+    runs_f32_function* runs_f32 = nullptr;
     widen_f32_function* widen_f32 = nullptr;
     transpose_f32_function* transpose_f32 = nullptr;
     read_two_streams_function* read_two_streams = nullptr;
@@ -60,6 +62,11 @@ template <class Arch, class T>
 void block_entry(const T* reference, const T* target, std::size_t n, const kernel_options& options,
                  pair_moments& moments) noexcept {
     accumulate_pair_block(Arch{}, reference, target, n, options, moments);
+}
+template <class Arch>
+void runs_entry(const float* const* references, const float* const* targets, const std::size_t* lengths,
+                std::size_t count, const kernel_options& options, pair_moments& moments) noexcept {
+    accumulate_runs(Arch{}, references, targets, lengths, count, options, moments);
 }
 // Calls visit(source) with the kernel source reading the n elements of `run`
 // as float32. Block-quantized and packed runs whose vectors each lie in one
@@ -192,8 +199,14 @@ std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, con
 
 template <class Arch>
 kernel_table make_kernel_table() noexcept {
-    return {Arch::name(), &detail::block_entry<Arch, float>, &detail::block_entry<Arch, double>,
-            &detail::run_entry<Arch>, &detail::widen_entry<Arch>, &detail::transpose_entry<Arch>, &detail::read_streams_entry<Arch>};
+    return {Arch::name(),
+            &detail::block_entry<Arch, float>,
+            &detail::block_entry<Arch, double>,
+            &detail::run_entry<Arch>,
+            &detail::runs_entry<Arch>,
+            &detail::widen_entry<Arch>,
+            &detail::transpose_entry<Arch>,
+            &detail::read_streams_entry<Arch>};
 }
 
 } // namespace numgap::kernels
