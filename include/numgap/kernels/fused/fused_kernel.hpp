@@ -193,7 +193,10 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     constexpr bool flushes_moments = flush_interval / stride > moment_chain;
     constexpr std::size_t moment_flush = stride * moment_chain; // a multiple of side_flush
     [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
-    [[maybe_unused]] std::size_t since_flush = 0; // elements in the moments' chains since their last flush
+    // Elements in the moments' chains since their last flush: a chunk of
+    // several segments may give set 0 one value more per segment (its
+    // remainder vectors), so the count decides, not the position.
+    std::size_t since_flush = 0;
     [[maybe_unused]] auto flush_side_sums = [&] {
         for (int k = 0; k < 2; ++k) {
             side_sum[k] += ops::sum(side_sums[k]);
@@ -228,9 +231,10 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
         reference = &segments[segment].reference;
         target = &segments[segment].target;
         const std::size_t n = segments[segment].n;
-        // The last segment's remainder vectors may have filled the chains.
-        if constexpr (flushes_moments)
-            if (since_flush >= moment_flush) flush_moments();
+        // Earlier segments may have filled the chains (their remainder
+        // vectors add to set 0 on every ISA, whether or not it flushes
+        // within a chunk).
+        if (since_flush >= moment_flush) flush_moments();
         std::size_t i = 0;
         const std::size_t vector_end = n / stride * stride;
         while (i < vector_end) {
@@ -247,10 +251,9 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
                 for (int s = 0; s < sets; ++s) step(s, i + std::size_t(s) * width);
             }
             if constexpr (Sides) flush_side_sums();
-            if constexpr (flushes_moments) {
-                since_flush += group_end - group_start;
+            since_flush += group_end - group_start;
+            if constexpr (flushes_moments)
                 if (since_flush == moment_flush) flush_moments();
-            }
         }
         // Fewer than `sets` vectors: one value each on set 0's lanes, counted
         // as a whole stride so since_flush bounds every set's chain.
