@@ -19,17 +19,15 @@
 #include <numgap/kernels/fused/fused_kernel.hpp>
 #include <numgap/kernels/scalar_reference.hpp>
 
-#include "perturbed_pair.hpp"
+#include "accuracy_helpers.hpp"
 
 namespace accumulate_runs_test { // named: the test units are unity builds
 
 using numgap::kernels::flush_interval;
 using numgap::kernels::kernel_feature::closeness;
 using numgap::kernels::kernel_feature::side_statistics;
-
-double relative_error(long double value, long double expected) {
-    return double(std::fabs((value - expected) / expected));
-}
+using numgap_test::one_minus_cosine;
+using numgap_test::relative_error;
 
 // r and t cut into runs of the given lengths (cycled until n is covered),
 // handed over in a shuffled order: the sums must not depend on either.
@@ -66,13 +64,6 @@ numgap::kernels::pair_moments accumulate(const numgap::kernels::kernel_table& ta
     table.runs_f32(runs.references.data(), runs.targets.data(), runs.lengths.data(), runs.lengths.size(),
                    {features, 1e-8, 1e-5}, moments);
     return moments;
-}
-
-// 1 - cosine as evaluate() computes it from the fused sums.
-double one_minus_cosine(const numgap::kernels::pair_moments& m) {
-    const double norm_r = std::sqrt(m.sum_squared_reference), norm_t = std::sqrt(m.sum_squared_target);
-    const double norm_gap = m.sum_diff_times_sum / (norm_r + norm_t);
-    return (m.sum_squared_diff - norm_gap * norm_gap) / (2 * norm_r * norm_t);
 }
 
 std::vector<std::size_t> patterns_of(std::size_t width) {

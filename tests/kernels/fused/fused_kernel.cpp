@@ -21,7 +21,7 @@
 #include <numgap/kernels/scalar_reference.hpp>
 
 #include "../float8_codes.hpp"
-#include "perturbed_pair.hpp"
+#include "accuracy_helpers.hpp"
 
 namespace {
 
@@ -45,23 +45,14 @@ std::size_t accuracy_length() {
 using numgap::kernels::kernel_feature::closeness;
 using numgap::kernels::kernel_feature::side_min_max;
 using numgap::kernels::kernel_feature::side_statistics;
-
-double relative_error(long double value, long double expected) {
-    return double(std::fabs((value - expected) / expected));
-}
+using numgap_test::one_minus_cosine;
+using numgap_test::relative_error;
 
 numgap::kernels::pair_moments run(const numgap::kernels::kernel_table& table, std::span<const float> r,
                                   std::span<const float> t, unsigned features = 0) {
     numgap::kernels::pair_moments moments;
     table.block_f32(r.data(), t.data(), r.size(), {features, 1e-8, 1e-5}, moments);
     return moments;
-}
-
-// 1 - cosine as evaluate() computes it from the fused sums.
-double one_minus_cosine(const numgap::kernels::pair_moments& m) {
-    const double norm_r = std::sqrt(m.sum_squared_reference), norm_t = std::sqrt(m.sum_squared_target);
-    const double norm_gap = m.sum_diff_times_sum / (norm_r + norm_t);
-    return (m.sum_squared_diff - norm_gap * norm_gap) / (2 * norm_r * norm_t);
 }
 
 // The README's accuracy bounds against the oracle: mse, atol, snr and norm_l2
