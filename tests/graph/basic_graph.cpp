@@ -101,4 +101,34 @@ TEST_CASE("basic_graph: tracks whether index order is topological") {
     h.set_producers(0, {0}); // self loop
     CHECK_FALSE(h.index_order_is_topological());
 }
+
+TEST_CASE("basic_graph: replacing output keys reindexes only that node's keys") {
+    numgap::basic_graph g;
+    const auto a = g.add_node("a", "op", {}, {}, {"x", "y"});
+    const auto b = g.add_node("b", "op", {a}, {}, {"y"});
+    const auto c = g.add_node("c", "op", {a}, {}, {"z", "z"}); // a key listed twice by one node is still its own
+    CHECK(g.producer_of("x") == a);
+    CHECK(g.producer_of("z") == c);
+    const auto shared = numgap_test::caught_error([&] { (void)g.producer_of("y"); }); // a's and b's
+    REQUIRE(shared.has_value());
+    CHECK(shared->where().item == "y");
+    g.set_output_keys(b, {"w"}); // "y" is a's alone again
+    CHECK(g.producer_of("y") == a);
+    CHECK(g.producer_of("w") == b);
+    g.set_output_keys(c, {});
+    CHECK_FALSE(g.producer_of("z").has_value());
+    g.set_output_keys(a, {"q"});
+    CHECK_FALSE(g.producer_of("x").has_value());
+    CHECK_FALSE(g.producer_of("y").has_value());
+    CHECK(g.producer_of("q") == a);
+    const numgap::basic_graph copy = g; // the indices refer to nodes by index, so copies work
+    CHECK(copy.producer_of("w") == b);
+    CHECK(copy.find("c") == c);
+    // Many nodes, each given its keys after adding (as run_graph does for
+    // "outputs": []): each call reindexes one node, not the graph.
+    numgap::basic_graph many;
+    for (int i = 0; i < 20000; ++i) many.set_output_keys(many.add_node("n" + std::to_string(i)), {});
+    CHECK(many.find("n19999") == 19999u);
+    CHECK_FALSE(many.producer_of("n5").has_value());
+}
 } // TEST_SUITE("graph")

@@ -46,6 +46,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
@@ -56,6 +57,7 @@
 #include <numgap/compare/tensor_source.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/core/parallel_for.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/graph/concepts.hpp>
@@ -79,12 +81,19 @@ namespace detail {
 template <graph G> std::vector<std::string> report_names(const G& g) {
     const std::size_t n = numgap::num_nodes(g);
     std::vector<std::string> names(n);
+    for (std::size_t i = 0; i < n; ++i) names[i] = std::string(numgap::node_name(g, i));
+    // The usual case, every name given and unique, is checked without
+    // copying a name into a map.
+    if (n < 0x7fffffffu) {
+        key_index distinct(n);
+        const auto name_equals = [&](std::uint32_t i, std::string_view name) { return names[i] == name; };
+        std::size_t i = 0;
+        while (i < n && !names[i].empty() && distinct.insert(names[i], std::uint32_t(i), name_equals).second) ++i;
+        if (i == n) return names;
+    }
     std::unordered_map<std::string, std::size_t> seen;
     seen.reserve(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        names[i] = std::string(numgap::node_name(g, i));
-        ++seen[names[i]];
-    }
+    for (std::size_t i = 0; i < n; ++i) ++seen[names[i]];
     // A suffix may itself be a name the graph uses (`a`, `a`, `a#1`): try
     // further suffixes until the name is free, so every row's name is unique.
     for (std::size_t i = 0; i < n; ++i) {

@@ -25,13 +25,15 @@
 // key without a declared shape when reading headers. Throws: numgap::error from
 // basic_graph on inconsistencies the reader did not catch; std::bad_alloc.
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
+#include <string_view>
 #include <vector>
 
 #include <numgap/core/error.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
@@ -65,30 +67,51 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
         detail::fill_output_shapes(graph, declared_shape);
         return graph;
     }
-    std::unordered_map<std::string, std::size_t> producer_of_key;
-    std::unordered_set<std::string> node_names;
-    for (const io::node_spec& node : manifest.nodes) node_names.insert(node.name);
+    // Indices over the manifest's own strings, which outlive this call: no
+    // key is copied (a million-node run has a million names and keys).
+    // Payloads index `names` and `keys`.
+    std::vector<std::string_view> names, keys;
+    std::vector<std::size_t> producer_of_key; // graph node of keys[i]
+    names.reserve(manifest.nodes.size());
+    detail::key_index name_index(manifest.nodes.size()), key_index(manifest.nodes.size());
+    const auto name_equals = [&](std::uint32_t i, std::string_view name) { return names[i] == name; };
+    const auto key_equals = [&](std::uint32_t i, std::string_view key) { return keys[i] == key; };
+    const auto add_name = [&](std::string_view name) {
+        if (names.size() >= 0x7fffffffu)
+            throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 nodes cannot be built");
+        if (name_index.insert(name, std::uint32_t(names.size()), name_equals).second) names.push_back(name);
+    };
+    const auto name_taken = [&](std::string_view name) { return name_index.find(name, name_equals) != nullptr; };
+    for (const io::node_spec& node : manifest.nodes) add_name(node.name);
+    // Input nodes' names are made here; a deque never moves them.
+    std::deque<std::string> input_names;
     graph.reserve(manifest.nodes.size());
     for (const io::node_spec& node : manifest.nodes) {
         std::vector<std::size_t> producer_indices;
         for (const std::string& input : node.inputs) {
-            auto found = producer_of_key.find(input);
-            if (found == producer_of_key.end()) {
+            const std::uint32_t* found = key_index.find(input, key_equals);
+            if (found == nullptr) {
                 // Producers come first in graph.json, so an unknown key here is a graph input.
                 std::string name = input;
-                if (node_names.count(name)) name = "input:" + input;
-                for (int suffix = 2; node_names.count(name); ++suffix)
-                    name = "input:" + input + "#" + std::to_string(suffix);
-                node_names.insert(name);
+                if (name_taken(name)) name = "input:" + input;
+                for (int suffix = 2; name_taken(name); ++suffix) name = "input:" + input + "#" + std::to_string(suffix);
+                input_names.push_back(name);
+                add_name(input_names.back());
                 const std::size_t index = graph.add_node(std::move(name), "input", {}, {}, {input});
-                found = producer_of_key.emplace(input, index).first;
+                keys.push_back(input);
+                producer_of_key.push_back(index);
+                found = key_index.insert(input, std::uint32_t(keys.size() - 1), key_equals).first;
             }
-            producer_indices.push_back(found->second);
+            producer_indices.push_back(producer_of_key[*found]);
         }
         const std::size_t index =
             graph.add_node(node.name, node.op, std::move(producer_indices), node.debug_handles, node.outputs);
         if (node.outputs.empty()) graph.set_output_keys(index, {});
-        for (const std::string& output : node.outputs) producer_of_key.emplace(output, index);
+        for (const std::string& output : node.outputs) {
+            if (!key_index.insert(output, std::uint32_t(keys.size()), key_equals).second) continue;
+            keys.push_back(output);
+            producer_of_key.push_back(index);
+        }
     }
     detail::fill_output_shapes(graph, declared_shape);
     return graph;

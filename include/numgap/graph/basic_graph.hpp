@@ -15,20 +15,23 @@
 // only for producer_of(). A node may have no outputs (set_output_keys(i, {})).
 //
 // Complexity: add_node O(#producers + #keys) amortised; find/producer_of O(1)
-// expected. Throws numgap::error (naming the node) on a producer index that
-// does not exist, an output index out of range, or an ambiguous lookup; its
-// kind is graph and where().item the node, name or key at fault.
+// expected. The name and key indices hold no copies of the strings
+// (core/key_index.hpp): a node costs its own fields plus ~16 bytes of index
+// per name and key. Throws numgap::error (naming the node) on a producer
+// index that does not exist, an output index out of range, an ambiguous
+// lookup, or a graph of 2^31 nodes or keys (error_kind::limit); its kind is
+// graph and where().item the node, name or key at fault.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/graph/output_shape.hpp>
 
 namespace numgap {
@@ -49,6 +52,9 @@ public:
                          std::vector<std::int64_t> debug_handles = {},
                          std::vector<std::string> output_keys = {}) {
         const std::size_t index = nodes_.size();
+        if (index >= max_entries)
+            throw error(error_kind::limit, "basic_graph: a graph of more than 2^31 - 1 nodes cannot be indexed",
+                        error_location::of_item(name));
         for (std::size_t producer : producers) {
             if (producer >= index) {
                 throw error(error_kind::graph,
@@ -89,9 +95,23 @@ public:
     // shapes are reset to unknown.
     void set_output_keys(std::size_t node, std::vector<std::string> keys) {
         check_index(node, "set_output_keys");
+        // Unindexing the old keys one by one keeps this O(#keys) (a graph
+        // loader may call it for every node); a key several nodes share
+        // needs the others' entries back, which only a rebuild knows.
+        bool shared = false;
+        for (const std::string& key : nodes_[node].output_keys) {
+            const std::uint32_t* entry = key_index_.find(key, key_equals{this});
+            if (entry == nullptr) continue;
+            if (*entry & ambiguous_bit) {
+                shared = true;
+                break;
+            }
+            key_index_.erase(key, key_equals{this});
+        }
         nodes_[node].output_keys = std::move(keys);
         nodes_[node].output_shapes.assign(nodes_[node].output_keys.size(), std::nullopt);
-        rebuild_key_index();
+        if (shared) rebuild_key_index();
+        else index_keys(node);
     }
 
     void set_output_shape(std::size_t node, std::size_t output, shape_type shape) {
@@ -118,13 +138,15 @@ public:
 
     // The node called `name`; nullopt when none; numgap::error when several.
     std::optional<std::size_t> find(std::string_view name) const {
-        return lookup(name_index_, name, "node name");
+        const std::uint32_t* entry = name_index_.find(name, name_equals{this});
+        return lookup(entry, entry == nullptr ? 0 : *entry & ~ambiguous_bit, name, "node name");
     }
 
     // The node producing tensor `tensor_key`; nullopt when none; numgap::error
     // when several nodes list that key.
     std::optional<std::size_t> producer_of(std::string_view tensor_key) const {
-        return lookup(key_index_, tensor_key, "output tensor key");
+        const std::uint32_t* entry = key_index_.find(tensor_key, key_equals{this});
+        return lookup(entry, entry == nullptr ? 0 : owner_of_key(*entry), tensor_key, "output tensor key");
     }
 
     const node_type& node(std::size_t i) const {
@@ -139,7 +161,12 @@ public:
     // matching a million-node graph then never walks the edges just to
     // learn the order is 0..n-1.
     bool index_order_is_topological() const noexcept { return index_order_is_topological_; }
-    void reserve(std::size_t n) { nodes_.reserve(n); }
+    void reserve(std::size_t n) {
+        nodes_.reserve(n);
+        name_index_.reserve(n);
+        key_index_.reserve(n);
+        key_refs_.reserve(n);
+    }
 
     // Graph customization points (see numgap/graph/concepts.hpp).
     std::size_t num_nodes() const noexcept { return nodes_.size(); }
@@ -156,15 +183,15 @@ public:
     }
 
 private:
-    static constexpr std::size_t ambiguous = static_cast<std::size_t>(-1);
+    // Index payloads: an entry (a node for names, a key_ref for keys) in the
+    // low 31 bits; the top bit marks a name or key that several nodes have.
+    static constexpr std::uint32_t ambiguous_bit = 0x80000000u;
+    static constexpr std::size_t max_entries = ambiguous_bit - 1;
 
-    struct string_hash {
-        using is_transparent = void;
-        std::size_t operator()(std::string_view text) const noexcept {
-            return std::hash<std::string_view>{}(text);
-        }
+    // Which output key of which node a key index entry stands for.
+    struct key_ref {
+        std::uint32_t node, output;
     };
-    using string_index = std::unordered_map<std::string, std::size_t, string_hash, std::equal_to<>>;
 
     void check_index(std::size_t node, const char* what) const {
         if (node >= nodes_.size()) {
@@ -183,36 +210,62 @@ private:
         }
     }
 
-    static void insert(string_index& index, const std::string& key, std::size_t node) {
-        auto [it, inserted] = index.try_emplace(key, node);
-        if (!inserted && it->second != node) it->second = ambiguous;
+    // The indices' key comparisons: the strings are the nodes' own.
+    struct name_equals {
+        const basic_graph* graph;
+        bool operator()(std::uint32_t payload, std::string_view name) const {
+            return graph->nodes_[payload & ~ambiguous_bit].name == name;
+        }
+    };
+    struct key_equals {
+        const basic_graph* graph;
+        bool operator()(std::uint32_t payload, std::string_view key) const {
+            const key_ref& ref = graph->key_refs_[payload & ~ambiguous_bit];
+            return graph->nodes_[ref.node].output_keys[ref.output] == key;
+        }
+    };
+    std::size_t owner_of_key(std::uint32_t payload) const { return key_refs_[payload & ~ambiguous_bit].node; }
+
+    void index_name(std::size_t node) {
+        const auto [entry, inserted] = name_index_.insert(nodes_[node].name, std::uint32_t(node), name_equals{this});
+        if (!inserted) *entry |= ambiguous_bit;
     }
-    void index_name(std::size_t node) { insert(name_index_, nodes_[node].name, node); }
     void index_keys(std::size_t node) {
-        for (const auto& key : nodes_[node].output_keys) insert(key_index_, key, node);
+        const std::vector<std::string>& keys = nodes_[node].output_keys;
+        for (std::size_t output = 0; output < keys.size(); ++output) {
+            if (key_refs_.size() >= max_entries)
+                throw error(error_kind::limit, "basic_graph: more than 2^31 - 1 output keys cannot be indexed",
+                            error_location::of_item(nodes_[node].name));
+            const auto [entry, inserted] =
+                key_index_.insert(keys[output], std::uint32_t(key_refs_.size()), key_equals{this});
+            if (inserted) key_refs_.push_back({std::uint32_t(node), std::uint32_t(output)});
+            else if (owner_of_key(*entry) != node) // a node listing a key twice still produces it alone
+                *entry |= ambiguous_bit;
+        }
     }
     void rebuild_key_index() {
         key_index_.clear();
+        key_refs_.clear();
         for (std::size_t i = 0; i < nodes_.size(); ++i) index_keys(i);
     }
 
-    static std::optional<std::size_t> lookup(const string_index& index, std::string_view key,
+    static std::optional<std::size_t> lookup(const std::uint32_t* entry, std::size_t owner, std::string_view key,
                                              const char* what) {
-        auto it = index.find(key);
-        if (it == index.end()) return std::nullopt;
-        if (it->second == ambiguous) {
+        if (entry == nullptr) return std::nullopt;
+        if (*entry & ambiguous_bit) {
             throw error(error_kind::graph,
                         "basic_graph: " + std::string(what) + " '" + std::string(key) +
                             "' belongs to several nodes, so it cannot identify one",
                         error_location::of_item(std::string(key)));
         }
-        return it->second;
+        return owner;
     }
 
     std::vector<node_type> nodes_;
     bool index_order_is_topological_ = true;
-    string_index name_index_;
-    string_index key_index_;
+    detail::key_index name_index_;
+    detail::key_index key_index_;
+    std::vector<key_ref> key_refs_; // payloads of key_index_
 };
 
 } // namespace numgap

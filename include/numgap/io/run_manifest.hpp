@@ -68,12 +68,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/core/segmented_view.hpp>
 #include <numgap/io/json.hpp>
 
@@ -192,7 +193,7 @@ public:
         stream.read_object(1, true, [&](const std::string& key) {
             if (key == "nodes") {
                 if (stream.peek_significant() != '[') throw needs_tree{};
-                std::unordered_map<std::string, std::size_t> index_of_name;
+                numgap::detail::key_index index_of_name;
                 stream.read_array(2, [&] { read_node(stream.read_value(2), manifest, index_of_name); });
             } else if (key == "tensors") {
                 if (stream.peek_significant() != '{') throw needs_tree{};
@@ -276,15 +277,15 @@ private:
 
     void read_nodes(const json_value& nodes, run_manifest& manifest) {
         if (!nodes.is_array()) fail(nodes, "\"nodes\" must be an array, found " + found(nodes));
-        std::unordered_map<std::string, std::size_t> index_of_name;
+        numgap::detail::key_index index_of_name;
         for (const json_value& entry : nodes.as_array()) {
             read_node(entry, manifest, index_of_name);
             node_values_.push_back(&entry);
         }
     }
 
-    void read_node(const json_value& entry, run_manifest& manifest,
-                   std::unordered_map<std::string, std::size_t>& index_of_name) const {
+    // index_of_name: the names read so far (payload: the node's index in manifest.nodes).
+    void read_node(const json_value& entry, run_manifest& manifest, numgap::detail::key_index& index_of_name) const {
         const std::string position = "node " + std::to_string(manifest.nodes.size());
         if (!entry.is_object()) fail(entry, position + " must be an object, found " + found(entry));
         const json_value* name = entry.find("name");
@@ -293,7 +294,11 @@ private:
         node.name = string_field(*name, position, "name");
         if (node.name.empty()) fail(*name, position + ": \"name\" is empty");
         const std::string context = "node '" + node.name + "'";
-        if (!index_of_name.emplace(node.name, manifest.nodes.size()).second)
+        if (manifest.nodes.size() >= 0x7fffffffu) fail(*name, "more than 2^31 - 1 nodes", error_kind::limit, node.name);
+        const auto name_equals = [&](std::uint32_t i, std::string_view other) {
+            return manifest.nodes[i].name == other;
+        };
+        if (!index_of_name.insert(node.name, std::uint32_t(manifest.nodes.size()), name_equals).second)
             fail(*name, context + " appears twice in \"nodes\"");
         bool has_outputs = false;
         for (const json_member& member : entry.as_object()) {
@@ -327,24 +332,38 @@ private:
             if (node_values_.size() != manifest.nodes.size()) throw needs_tree{};
             this->fail(*at, reason, kind, std::move(item));
         };
-        std::unordered_map<std::string_view, std::size_t> producer;
+        // Each output key -> (node, output) that first produces it; the
+        // index compares against the manifest's own strings.
+        std::vector<std::pair<std::size_t, std::size_t>> produced;
+        numgap::detail::key_index producer(manifest.nodes.size());
+        const auto output_equals = [&](std::uint32_t i, std::string_view key) {
+            return manifest.nodes[produced[i].first].outputs[produced[i].second] == key;
+        };
         for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
-            for (const std::string& output : manifest.nodes[i].outputs) {
-                const auto [where, inserted] = producer.emplace(output, i);
-                if (!inserted)
-                    fail(node_values_.empty() ? nullptr : node_values_[i],
-                         "node '" + manifest.nodes[i].name + "': tensor '" + output +
-                             "' is already an output of node '" + manifest.nodes[where->second].name + "'",
-                         error_kind::graph, manifest.nodes[i].name);
+            for (std::size_t k = 0; k < manifest.nodes[i].outputs.size(); ++k) {
+                const std::string& output = manifest.nodes[i].outputs[k];
+                if (produced.size() >= 0xffffffffu)
+                    throw error(error_kind::limit, std::string(file_name_) + ": more than 2^32 - 1 output keys",
+                                error_location::in_file(std::string(file_name_)));
+                const auto [where, inserted] = producer.insert(output, std::uint32_t(produced.size()), output_equals);
+                if (inserted) {
+                    produced.emplace_back(i, k);
+                    continue;
+                }
+                fail(node_values_.empty() ? nullptr : node_values_[i],
+                     "node '" + manifest.nodes[i].name + "': tensor '" + output + "' is already an output of node '" +
+                         manifest.nodes[produced[*where].first].name + "'",
+                     error_kind::graph, manifest.nodes[i].name);
             }
         for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
             for (const std::string& input : manifest.nodes[i].inputs) {
-                const auto where = producer.find(input);
-                if (where != producer.end() && where->second >= i)
+                const std::uint32_t* where = producer.find(input, output_equals);
+                const std::size_t producer_node = where == nullptr ? 0 : produced[*where].first;
+                if (where != nullptr && producer_node >= i)
                     fail(node_values_.empty() ? nullptr : node_values_[i],
                          "node '" + manifest.nodes[i].name + "' reads tensor '" + input + "', which node '" +
-                             manifest.nodes[where->second].name + "' produces " +
-                             (where->second == i ? "itself" : "later in the list") +
+                             manifest.nodes[producer_node].name + "' produces " +
+                             (producer_node == i ? "itself" : "later in the list") +
                              " (nodes must be listed producers before consumers)",
                          error_kind::graph, manifest.nodes[i].name);
             }

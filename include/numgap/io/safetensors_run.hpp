@@ -18,9 +18,12 @@
 // its own (run_graph.hpp); a graph.json gives the topological order.
 //
 // Thread safety: after the files are added, every const member may be called
-// from several threads at once. Complexity: add is O(header); find O(log keys).
+// from several threads at once. Complexity: add is O(header); find O(1)
+// expected (an index of the keys, which are not copied); keys() O(k log k).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -30,6 +33,7 @@
 #include <vector>
 
 #include <numgap/core/error.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/io/file_descriptor.hpp>
 #include <numgap/io/json.hpp>
@@ -61,38 +65,55 @@ public:
         added->index = parse_safetensors_header(added->mapping->bytes(), shown.string());
         added->mapping->check_intact();
         const auto claim = [&](const safetensors_entry& entry) {
-            const auto [existing, inserted] = locations_.try_emplace(entry.key, location{added, &entry});
+            if (locations_.size() >= 0x7fffffffu)
+                throw error(error_kind::limit, "a run of more than 2^31 - 1 safetensors keys cannot be indexed",
+                            error_location::in_file(added->name));
+            const auto [existing, inserted] =
+                index_.insert(entry.key, std::uint32_t(locations_.size()), key_equals{&locations_});
             if (!inserted)
                 throw error(error_kind::schema,
-                            "key '" + entry.key + "' is in both safetensors files '" + existing->second.source->name +
-                                "' and '" + added->name + "'; a run's keys must be unique",
+                            "key '" + entry.key + "' is in both safetensors files '" +
+                                locations_[*existing].source->name + "' and '" + added->name +
+                                "'; a run's keys must be unique",
                             error_location::at_item(added->name, entry.key));
+            locations_.push_back(location{added, &entry});
         };
         if (only.empty()) {
+            index_.reserve(locations_.size() + added->index.entries.size());
             for (const safetensors_entry& entry : added->index.entries) claim(entry);
         } else {
+            // The file's own keys, indexed once: a shard may hold a great many.
+            const std::vector<safetensors_entry>& entries = added->index.entries;
+            numgap::detail::key_index in_file(entries.size());
+            const auto entry_equals = [&](std::uint32_t i, std::string_view key) { return entries[i].key == key; };
+            for (std::size_t i = 0; i < entries.size() && i < 0xffffffffu; ++i)
+                in_file.insert(entries[i].key, std::uint32_t(i), entry_equals);
             for (const std::string& key : only) {
-                const safetensors_entry* entry = added->index.find(key);
+                const std::uint32_t* entry = in_file.find(key, entry_equals);
                 if (entry == nullptr)
                     throw error(error_kind::schema,
                                 "the weight map names key '" + key + "' in '" + added->name +
                                     "', but that file's header has no such key",
                                 error_location::at_item(added->name, key));
-                claim(*entry);
+                claim(entries[*entry]);
             }
         }
         total_bytes_ += added->mapping->size();
     }
 
     const location* find(std::string_view key) const {
-        const auto found = locations_.find(key);
-        return found == locations_.end() ? nullptr : &found->second;
+        const std::uint32_t* found = index_.find(key, key_equals{&locations_});
+        return found == nullptr ? nullptr : &locations_[*found];
     }
     // Sorted, like every key list of a run.
     std::vector<std::string> keys() const {
+        std::vector<const std::string*> sorted;
+        sorted.reserve(locations_.size());
+        for (const location& where : locations_) sorted.push_back(&where.entry->key);
+        std::sort(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
         std::vector<std::string> keys;
-        keys.reserve(locations_.size());
-        for (const auto& [key, where] : locations_) keys.push_back(key);
+        keys.reserve(sorted.size());
+        for (const std::string* key : sorted) keys.push_back(*key);
         return keys;
     }
     bool empty() const noexcept { return locations_.empty(); }
@@ -100,7 +121,15 @@ public:
     std::uint64_t total_bytes() const noexcept { return total_bytes_; }
 
 private:
-    std::map<std::string, location, std::less<>> locations_;
+    struct key_equals {
+        const std::deque<location>* locations;
+        bool operator()(std::uint32_t i, std::string_view key) const { return (*locations)[i].entry->key == key; }
+    };
+
+    // In the order added; a deque, so a location found stays put when more
+    // files are added. The index compares against the entries' own keys.
+    std::deque<location> locations_;
+    numgap::detail::key_index index_;
     std::uint64_t total_bytes_ = 0;
 };
 

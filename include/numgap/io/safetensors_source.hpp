@@ -47,11 +47,11 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
                         error_location::at_item(run, key));
         const auto overlay = std::lower_bound(overlays.begin(), overlays.end(), key,
                                               [](const tensor_spec& spec, const std::string& k) { return spec.key < k; });
-        tensor_spec spec;
+        // Built in place: a spec is ~300 bytes, and a run may hold a million keys.
+        tensor_spec& spec = specs.emplace_back();
         if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
         spec.key = std::move(key);
         spec.file = where.source->name;
-        specs.push_back(std::move(spec));
     }
     return specs;
 }

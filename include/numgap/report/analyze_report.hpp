@@ -51,12 +51,14 @@
 // two groups claim the same reference node.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <string>
-#include <unordered_map>
+#include <string_view>
 #include <vector>
 
 #include <numgap/core/error.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/report/comparison_report.hpp>
 
 namespace numgap {
@@ -68,10 +70,12 @@ inline constexpr std::size_t no_group = std::numeric_limits<std::size_t>::max();
 // and checks the snapshot's invariants; shared with the DOT writer.
 inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report& report) {
     const std::vector<report_node>& nodes = report.reference_graph;
-    std::unordered_map<std::string, std::size_t> index_of;
-    index_of.reserve(nodes.size());
+    if (nodes.size() >= 0x7fffffffu)
+        throw error(error_kind::limit, "report's reference graph has more than 2^31 - 1 nodes");
+    key_index index_of(nodes.size()); // payload: index in nodes
+    const auto name_equals = [&](std::uint32_t i, std::string_view name) { return nodes[i].name == name; };
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (!index_of.emplace(nodes[i].name, i).second)
+        if (!index_of.insert(nodes[i].name, std::uint32_t(i), name_equals).second)
             throw error(error_kind::graph, "report's reference graph lists node '" + nodes[i].name + "' twice",
                         error_location::of_item(nodes[i].name));
         for (std::size_t producer : nodes[i].producers)
@@ -87,18 +91,18 @@ inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report
         const group_report& group = report.groups[g];
         // Unmatched target rows name no reference node.
         for (const std::string& name : group.reference_nodes) {
-            const auto found = index_of.find(name);
-            if (found == index_of.end())
+            const std::uint32_t* found = index_of.find(name, name_equals);
+            if (found == nullptr)
                 throw error(error_kind::graph,
                             "report group " + std::to_string(g) + " names reference node '" + name +
                                 "', which is not in the report's reference graph",
                             error_location::of_item(name));
-            if (group_of[found->second] != no_group)
+            if (group_of[*found] != no_group)
                 throw error(error_kind::graph,
                             "reference node '" + name + "' belongs to two report groups (" +
-                                std::to_string(group_of[found->second]) + " and " + std::to_string(g) + ")",
+                                std::to_string(group_of[*found]) + " and " + std::to_string(g) + ")",
                             error_location::of_item(name));
-            group_of[found->second] = g;
+            group_of[*found] = g;
         }
     }
     return group_of;
