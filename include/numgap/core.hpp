@@ -5,6 +5,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/core/parallel_for.hpp>
 #include <numgap/core/prefetch.hpp>
 #include <numgap/core/quantization.hpp>
