@@ -22,11 +22,12 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/key_index.hpp>
 #include <numgap/io/json/utf8.hpp>
 #include <numgap/io/json/value.hpp>
 
@@ -140,19 +141,35 @@ protected: // json_stream (io/json/stream.hpp) reads a document piecewise with t
             return;
         }
         // Most objects have a few keys: those are compared one by one (short
-        // keys are copied without allocating), a hash set takes over beyond.
+        // keys are copied without allocating). Beyond, the keys go into one
+        // character arena with a hash index over it: an object of a million
+        // keys (a safetensors header) costs no allocation per key.
         constexpr std::size_t few_keys = 8;
         std::string first_keys[few_keys];
         std::size_t key_count = 0;
-        std::unordered_set<std::string> more_keys;
+        std::string key_arena;
+        std::vector<std::size_t> key_ends; // key i is key_arena[key_ends[i-1], key_ends[i])
+        numgap::detail::key_index more_keys;
+        const auto arena_key_equals = [&](std::uint32_t i, std::string_view key) {
+            const std::size_t begin = i == 0 ? 0 : key_ends[i - 1];
+            return std::string_view(key_arena).substr(begin, key_ends[i] - begin) == key;
+        };
+        const auto remember = [&](const std::string& key) {
+            if (key_ends.size() >= 0xffffffffu) fail("an object has more than 2^32 - 1 keys");
+            if (!more_keys.insert(key, std::uint32_t(key_ends.size()), arena_key_equals).second) return false;
+            key_arena += key;
+            key_ends.push_back(key_arena.size());
+            return true;
+        };
         const auto seen_before = [&](const std::string& key) {
             if (key_count < few_keys) {
                 if (std::find(first_keys, first_keys + key_count, key) != first_keys + key_count) return true;
                 first_keys[key_count++] = key;
                 return false;
             }
-            if (more_keys.empty()) more_keys.insert(first_keys, first_keys + few_keys);
-            return !more_keys.insert(key).second;
+            if (more_keys.empty())
+                for (const std::string& first : first_keys) remember(first);
+            return !remember(key);
         };
         for (;;) {
             skip_space();
