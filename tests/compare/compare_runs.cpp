@@ -24,6 +24,7 @@
 #include <numgap/metric/metric_set.hpp>
 #include <numgap/report/json.hpp>
 
+#include "../io/safetensors_builder.hpp"
 #include "../io/temp_directory.hpp"
 #include "keyed_source.hpp"
 
@@ -344,6 +345,63 @@ TEST_CASE("compare_runs: a file truncated while it is read makes its group 'erro
                                                  "' was truncated while being read"));
     CHECK(row(report, "b").metrics.empty());
     for (const char* node : {"x", "a", "c"}) CHECK(row(report, node).status == numgap::group_status::pass);
+}
+
+TEST_CASE(
+    "compare_runs: a safetensors file truncated while its tensors are read makes every group that read it 'error'") {
+    // Tensors read in place from a file the run keeps mapped have the file's
+    // size checked once after all groups (no fstat per tensor): a shrunk file
+    // must still turn each group that read it into `error`, never a result
+    // computed over zeros.
+    REQUIRE(numgap::io::install_truncation_guard());
+    numgap_test::temp_directory reference_dir, target_dir;
+    std::vector<float> values(4096); // 16 KiB a tensor: several pages each
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = float(i % 89) * 0.5f - 7.0f;
+    std::vector<numgap_test::tensor_bytes> tensors;
+    for (const char* key : {"x", "a", "b", "c"})
+        tensors.push_back({key, "F32", "[" + std::to_string(values.size()) + "]", numgap_test::bytes_of(values)});
+    // Data aligned for float (a misaligned tensor is copied out, then checked right away).
+    const std::size_t header = numgap_test::safetensors_file(tensors).size() - 8 - values.size() * 4 * 4;
+    const std::string file = numgap_test::safetensors_file(tensors, "", (header + 8 + 63) / 64 * 64 - 8);
+    reference_dir.write("tensors.safetensors", file);
+    target_dir.write("tensors.safetensors", file);
+    const auto graph = chain({"x", "a", "b", "c"});
+    const auto reference = numgap::io::run_directory::open(reference_dir.path());
+    for (const std::size_t threads : {1u, 2u}) {
+        CAPTURE(threads);
+        target_dir.write("tensors.safetensors", file);
+        numgap::compare_options options;
+        options.threads = threads;
+        const auto intact =
+            numgap::compare_runs(graph, graph, reference, numgap::io::run_directory::open(target_dir.path()),
+                                 numgap::metric_set::defaults(), {}, options);
+        for (const char* node : {"x", "a", "b", "c"}) CHECK(row(intact, node).status == numgap::group_status::pass);
+
+        // Another process cuts the target file inside b's data after b was mapped.
+        struct truncating_source {
+            numgap::io::run_directory run;
+            std::size_t keep;
+            bool contains(const std::string& key) const { return run.contains(key); }
+            numgap::io::loaded_tensor load(const std::string& key) const {
+                numgap::io::loaded_tensor tensor = run.load(key);
+                if (key == "b" && ::truncate((run.path() / "tensors.safetensors").c_str(), off_t(keep)) != 0)
+                    throw std::runtime_error("test cannot truncate tensors.safetensors");
+                return tensor;
+            }
+        } target{numgap::io::run_directory::open(target_dir.path()), file.size() - values.size() * 4 * 3 / 2};
+        const auto report =
+            numgap::compare_runs(graph, graph, reference, target, numgap::metric_set::defaults(), {}, options);
+        for (const char* node : {"x", "a", "b", "c"}) {
+            CAPTURE(node);
+            CHECK(row(report, node).status == numgap::group_status::error);
+            CHECK(numgap_test::contains(row(report, node).message, "file '" +
+                                                                       (target_dir / "tensors.safetensors").string() +
+                                                                       "' was truncated while being read"));
+            CHECK(row(report, node).metrics.empty());
+            REQUIRE(row(report, node).error_detail.has_value());
+            CHECK(row(report, node).error_detail->kind == numgap::error_kind::io);
+        }
+    }
 }
 
 TEST_CASE("compare_runs: coverage counts compared reference nodes and unmatched ones whose tensor was dumped") {

@@ -15,7 +15,11 @@
 // throwing an int) makes it `error` with the message "unknown exception (not
 // derived from std::exception)". A holder with check_intact() (io::loaded_tensor)
 // is asked after the metrics are computed, so a file truncated while it was read
-// makes its group `error` naming the file. Worker threads are always joined.
+// makes its group `error` naming the file; for a tensor read in place from a
+// mapping the run keeps open (a key of a safetensors file), the file's size
+// is checked once after all groups (one fstat per file, not per tensor; the
+// truncation guard's fault flag still per group), and every group that read
+// a file found shorter becomes `error`. Worker threads are always joined.
 // Groups are compared by compare_options::threads workers (parallel_for's
 // rule: 0 = every core, 1 = the calling thread only) pulling the next group
 // from a shared counter; each worker holds
@@ -38,17 +42,20 @@
 // whatever the matcher throws); rethrows an exception from the progress
 // callback; std::bad_alloc. Never prints.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <iterator>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <numgap/compare/compare_options.hpp>
@@ -121,6 +128,7 @@ inline std::vector<std::string> names_of(const std::vector<std::string>& names,
 inline void fill_metrics(group_report& row, const evaluation& result) {
     row.count = result.count;
     row.metrics.clear();
+    row.metrics.reserve(result.metrics.size());
     bool all_passed = true;
     for (const metric_result& metric : result.metrics) {
         report_metric entry;
@@ -134,20 +142,56 @@ inline void fill_metrics(group_report& row, const evaluation& result) {
     row.status = all_passed ? group_status::pass : group_status::fail;
 }
 
+// A check of a whole mapping, left for after the last group that read it.
+struct deferred_intact_check {
+    std::shared_ptr<const void> mapping; // kept alive until checked; empty: nothing left to check
+    void (*check)(const void*) = nullptr;
+};
+
 // A holder that can tell its data changed while it was read (io::loaded_tensor:
 // a file truncated while mapped) throws here, turning the group into `error`.
+// With may_defer, a holder reading a mapping the run keeps open
+// (run_mapping()) checks only what costs no system call now and returns the
+// mapping's own check, for compare_runs to run once after all groups: a
+// million tensors of one safetensors file were a million fstat calls.
 template <class Holder>
-void check_intact(const Holder& holder) {
+deferred_intact_check check_intact(const Holder& holder, bool may_defer) {
+    if constexpr (requires {
+                      holder.run_mapping();
+                      holder.check_intact_except_run_mapping_size();
+                      holder.run_mapping()->check_intact();
+                  }) {
+        if (may_defer)
+            if (auto mapping = holder.run_mapping()) {
+                holder.check_intact_except_run_mapping_size();
+                using mapping_type = std::remove_cvref_t<decltype(*mapping)>;
+                return {std::move(mapping),
+                        [](const void* held) { static_cast<const mapping_type*>(held)->check_intact(); }};
+            }
+    }
     if constexpr (requires { holder.check_intact(); }) holder.check_intact();
+    return {};
+}
+
+// Turns `row` into an `error` row for `failure`.
+inline void set_error(group_report& row, const error& failure) {
+    row.status = group_status::error;
+    row.metrics.clear();
+    row.message = failure.what();
+    row.error_detail = group_error{failure.kind(), failure.where()};
 }
 
 // Compares the row's two tensors into the row. With shapes_are_evidence (a
 // structural pair), tensors whose shapes differ after axis_order are not
 // evaluated: the row is left `error` with a message giving both shapes and the
 // function returns true, for repair_pairings to settle.
+// With `deferred`, the whole-file checks of tensors read in place from
+// mappings the runs keep open are stored there (reference, target) instead of
+// run; the caller runs them after the last group (see check_intact).
 template <class RefSource, class TargetSource>
 bool compare_group(group_report& row, RefSource& reference_source, TargetSource& target_source,
-                   const metric_set& metrics, const evaluate_options& options, bool shapes_are_evidence = false) {
+                   const metric_set& metrics, const evaluate_options& options, bool shapes_are_evidence = false,
+                   std::pair<deferred_intact_check, deferred_intact_check>* deferred = nullptr) {
     row.error_detail.reset(); // a row compared again (repair) must not keep an old cause
     if (row.reference_tensor.empty() || row.target_tensor.empty()) {
         row.status = group_status::missing;
@@ -215,13 +259,11 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
         // What the target's source inferred (a QNN raw file's dtype and shape) is part of the result.
         if constexpr (requires { target->note(); })
             if (!target->note().empty()) row.message += (row.message.empty() ? "" : "; ") + target->note();
-        check_intact(*reference);
-        check_intact(*target);
+        const deferred_intact_check reference_later = check_intact(*reference, deferred != nullptr);
+        const deferred_intact_check target_later = check_intact(*target, deferred != nullptr);
+        if (deferred != nullptr) *deferred = {reference_later, target_later};
     } catch (const error& failure) {
-        row.status = group_status::error;
-        row.metrics.clear();
-        row.message = failure.what();
-        row.error_detail = group_error{failure.kind(), failure.where()};
+        set_error(row, failure);
     } catch (const std::exception& failure) {
         row.status = group_status::error;
         row.metrics.clear();
@@ -268,7 +310,7 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
     report.groups.reserve(matches.groups.size() + matches.unmatched_reference.size() +
                           matches.unmatched_target.size());
     for (const match_group& group : matches.groups) {
-        group_report row;
+        group_report& row = report.groups.emplace_back(); // built in place: a row is ~500 bytes
         row.reference_nodes = detail::names_of(reference_names, group.reference_nodes);
         row.target_nodes = detail::names_of(target_names, group.target_nodes);
         row.reference_tensor = group.reference_tensor;
@@ -278,7 +320,6 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         row.confidence = group.confidence;
         row.ambiguous_with = detail::names_of(target_names, group.ambiguous_with);
         row.op = std::string(numgap::op_type(reference_graph, group.reference_output_node));
-        report.groups.push_back(std::move(row));
     }
     const std::size_t compared_groups = report.groups.size();
     // Written by workers at distinct indices: char, not vector<bool>'s shared bits.
@@ -290,7 +331,30 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
     std::mutex progress_mutex;
     std::size_t done = 0;
     std::exception_ptr callback_failure;
+    // Whole-file checks left for after the last group (see check_intact):
+    // each distinct one once in `deferred_checks`, and per group the index+1
+    // of its reference's and its target's (0: none). Workers remember the
+    // last check they registered per side, so the mutex is taken about once
+    // per file, not per group.
+    std::vector<detail::deferred_intact_check> deferred_checks;
+    std::unordered_map<const void*, std::uint32_t> deferred_id;
+    std::vector<std::array<std::uint32_t, 2>> deferred_of_group(compared_groups, {0, 0});
+    std::mutex deferred_mutex;
     auto work_loop = [&] {
+        std::array<detail::deferred_intact_check, 2> last_check{};
+        std::array<std::uint32_t, 2> last_id{0, 0};
+        const auto register_check = [&](const detail::deferred_intact_check& check, int side) -> std::uint32_t {
+            if (check.mapping == nullptr) return 0;
+            if (check.mapping == last_check[side].mapping) return last_id[side];
+            std::lock_guard lock(deferred_mutex);
+            // One entry per open mapping (each holds a file descriptor), so the ids fit 32 bits.
+            const auto [found, added] =
+                deferred_id.try_emplace(check.mapping.get(), std::uint32_t(deferred_checks.size() + 1));
+            if (added) deferred_checks.push_back(check);
+            last_check[side] = check;
+            last_id[side] = found->second;
+            return last_id[side];
+        };
         while (!stop.load(std::memory_order_relaxed)) {
             const std::size_t index = next.fetch_add(1, std::memory_order_relaxed);
             if (index >= compared_groups) return;
@@ -298,9 +362,11 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
                 report.groups[index].status = group_status::missing;
                 report.groups[index].message = "compared by another shard";
             } else {
-                shapes_differ[index] = detail::compare_group(report.groups[index], reference_source, target_source,
-                                                             metrics, options.evaluate,
-                                                             matches.groups[index].strategy == "structure");
+                std::pair<detail::deferred_intact_check, detail::deferred_intact_check> later;
+                shapes_differ[index] =
+                    detail::compare_group(report.groups[index], reference_source, target_source, metrics,
+                                          options.evaluate, matches.groups[index].strategy == "structure", &later);
+                deferred_of_group[index] = {register_check(later.first, 0), register_check(later.second, 1)};
                 if (options.bytes_compared != nullptr && report.groups[index].compared()) {
                     const group_report& row = report.groups[index];
                     const auto count = std::uint64_t(row.count);
@@ -333,6 +399,26 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
         }
     });
     if (callback_failure) std::rethrow_exception(callback_failure);
+    // Every group has read its tensors: a file that shrank since it was
+    // mapped makes each group that read it in place `error` (conservatively:
+    // a group read before the truncation is flagged too).
+    std::vector<std::optional<error>> deferred_failures(deferred_checks.size());
+    bool any_deferred_failure = false;
+    for (std::size_t id = 0; id < deferred_checks.size(); ++id) {
+        try {
+            deferred_checks[id].check(deferred_checks[id].mapping.get());
+        } catch (const error& failure) {
+            deferred_failures[id] = failure;
+            any_deferred_failure = true;
+        }
+    }
+    for (std::size_t g = 0; any_deferred_failure && g < compared_groups; ++g)
+        for (const std::uint32_t id : deferred_of_group[g])
+            if (id != 0 && deferred_failures[id - 1] && report.groups[g].compared()) {
+                detail::set_error(report.groups[g], *deferred_failures[id - 1]);
+                break;
+            }
+    deferred_of_group = {};
 
     // The repair pass may re-pair or drop structural groups, so it works on a
     // copy, made only when it has something to look at (a million-group

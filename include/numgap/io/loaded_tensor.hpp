@@ -54,9 +54,19 @@ struct loaded_tensor_state {
     std::vector<tensor_segment> segments;
     int segment_axis = 0;
 
-    void check_intact() const {
-        if (mapping != nullptr && buffer == nullptr && aligned.empty()) mapping->check_intact();
-        for (const auto& shard : shards) shard->check_intact();
+    // The mapping is a container the run keeps mapped for its whole
+    // lifetime (a safetensors file): whether it shrank may be checked once
+    // after many of its tensors were read (compare_runs does).
+    bool mapping_held_by_run = false;
+
+    // The view reads the mapping in place (nothing was copied out of it).
+    bool reads_mapping() const noexcept { return mapping != nullptr && buffer == nullptr && aligned.empty(); }
+    void check_intact(bool except_run_mapping_size = false) const {
+        if (reads_mapping()) {
+            if (except_run_mapping_size && mapping_held_by_run) mapping->check_not_faulted();
+            else mapping->check_intact();
+        }
+        for (const auto& shard : shards) shard->check_intact(except_run_mapping_size);
     }
 };
 } // namespace detail
@@ -92,6 +102,16 @@ public:
         state_->view.with_quantization(quantization::blocks(axis, block_size, state_->scales, state_->zero_points));
     }
     void check_intact() const { state_->check_intact(); }
+    // The mapping the view reads in place when the run keeps it mapped for
+    // its whole lifetime (a key of a safetensors file), else nullptr. A
+    // caller reading many such tensors may call
+    // check_intact_except_run_mapping_size() after each (no system call) and
+    // that mapping's check_intact() once after the last: one fstat per file
+    // instead of one per tensor.
+    std::shared_ptr<const mapped_file> run_mapping() const noexcept {
+        return state_->reads_mapping() && state_->mapping_held_by_run ? state_->mapping : nullptr;
+    }
+    void check_intact_except_run_mapping_size() const { state_->check_intact(true); }
 
     // Stored as tensor-parallel shards: the segments to compare
     // (metric/evaluate_segments.hpp) instead of view(), whose data is null.

@@ -126,14 +126,24 @@ public:
         return !shrank && !watch_.faulted();
     }
     void check_intact() const {
-        if (!intact())
-            throw error(error_kind::io,
-                        "file '" + path_.string() + "' was truncated while being read (it had " +
-                            std::to_string(size_) + " bytes when mapped); its data cannot be trusted",
-                        error_location::in_file(path_.string()));
+        if (!intact()) throw truncated();
+    }
+    // The guard's half of intact(), without the fstat: whether the guard
+    // stood in for a page of this mapping. For a caller that checks the size
+    // once after reading many tensors of one mapping (compare_runs, for a
+    // safetensors file of a million tensors), and the fault now.
+    bool faulted() const noexcept { return size_ != 0 && watch_.faulted(); }
+    void check_not_faulted() const {
+        if (faulted()) throw truncated();
     }
 
 private:
+    error truncated() const {
+        return error(error_kind::io,
+                     "file '" + path_.string() + "' was truncated while being read (it had " + std::to_string(size_) +
+                         " bytes when mapped); its data cannot be trusted",
+                     error_location::in_file(path_.string()));
+    }
     // The io error for a refused system call on this file.
     error os_failure(const char* what, int code) const {
         return error(error_kind::io,

@@ -59,6 +59,7 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
 inline loaded_tensor load_safetensors_tensor(const tensor_spec& spec, const safetensors_tensors::location& where) {
     std::unique_ptr<loaded_tensor_state> state = start_loading(spec, where.source->name);
     state->mapping = where.source->mapping;
+    state->mapping_held_by_run = true; // safetensors_tensors keeps every file mapped
     state->view = safetensors_view(state->mapping->bytes(), *where.entry, where.source->name);
     if (spec.type && *spec.type != state->view.type())
         throw error(error_kind::dtype,
