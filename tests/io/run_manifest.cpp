@@ -16,6 +16,18 @@ using numgap_test::contains;
 using numgap_test::error_of;
 
 namespace {
+// The piecewise reader's nodes against the tree reader's.
+void check_same_nodes(const run_manifest& piecewise, const run_manifest& tree) {
+    REQUIRE(piecewise.nodes.size() == tree.nodes.size());
+    for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+        CHECK(piecewise.nodes[i].name == tree.nodes[i].name);
+        CHECK(piecewise.nodes[i].op == tree.nodes[i].op);
+        CHECK(piecewise.nodes[i].inputs == tree.nodes[i].inputs);
+        CHECK(piecewise.nodes[i].outputs == tree.nodes[i].outputs);
+        CHECK(piecewise.nodes[i].debug_handles == tree.nodes[i].debug_handles);
+    }
+}
+
 std::string manifest_error(const std::string& text) {
     return error_of([&] { (void)parse_run_manifest(text, "runs/ref/graph.json"); });
 }
@@ -235,14 +247,7 @@ TEST_CASE("run_manifest: a large file read piecewise gives exactly what the tree
     const run_manifest tree =
         numgap::io::detail::manifest_reader("g.json").read(numgap::io::parse_json(text, "g.json"));
     REQUIRE(piecewise.nodes.size() == 3000);
-    REQUIRE(piecewise.nodes.size() == tree.nodes.size());
-    for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
-        CHECK(piecewise.nodes[i].name == tree.nodes[i].name);
-        CHECK(piecewise.nodes[i].op == tree.nodes[i].op);
-        CHECK(piecewise.nodes[i].inputs == tree.nodes[i].inputs);
-        CHECK(piecewise.nodes[i].outputs == tree.nodes[i].outputs);
-        CHECK(piecewise.nodes[i].debug_handles == tree.nodes[i].debug_handles);
-    }
+    check_same_nodes(piecewise, tree);
     REQUIRE(piecewise.tensors.size() == tree.tensors.size());
     CHECK(piecewise.tensors.size() == 429);
     for (std::size_t i = 0; i < tree.tensors.size(); ++i) {
@@ -253,6 +258,60 @@ TEST_CASE("run_manifest: a large file read piecewise gives exactly what the tree
         CHECK(piecewise.tensors[i].zero_points == tree.tensors[i].zero_points);
     }
     CHECK(piecewise.has_graph);
+}
+
+TEST_CASE("run_manifest: each node, valid or not, reads the same streamed as from the tree") {
+    // Nodes are read straight from the stream in the usual shape and handed
+    // to the tree reader otherwise: for every variant the result, or the
+    // error message, must be the tree reader's.
+    const std::vector<std::string> nodes = {
+        R"({"name": "a"})",
+        R"({"name": "a", "op": "aten.add", "inputs": ["x", "y"], "outputs": ["t0", "t1"], "debug_handles": [-3, 7]})",
+        R"({"op": "x", "name": "a", "metadata": {"deep": [[1, {"k": null}]]}, "outputs": []})",
+        R"({"name": "a", "inputs": []})",
+        R"({"name": "a", "debug_handles": []})",
+        R"({})",
+        R"({"name": ""})",
+        R"({"name": 3})",
+        R"({"name": "a", "op": 1})",
+        R"({"name": "a", "inputs": "x"})",
+        R"({"name": "a", "inputs": ["x", 2]})",
+        R"({"name": "a", "outputs": [null]})",
+        R"({"name": "a", "debug_handles": [1.5]})",
+        R"({"name": "a", "debug_handles": [1e3]})",
+        R"({"name": "a", "debug_handles": "1"})",
+        R"({"name": "a", "debug_handles": [9223372036854775807, -9223372036854775808]})",
+        R"({"name": "a", "extra": 1})",
+        R"({"name": "a", "name": "b"})",
+        R"({"name": "a", "op": "x", "op": "y"})",
+        R"(["a"])",
+        R"("a")",
+        R"({"name": "a\u0000b"})",
+        R"({"name": "caf\u00e9", "outputs": ["\ud83d\ude00"]})",
+    };
+    const auto read_both = [](const std::string& text) {
+        std::string piecewise_error, tree_error;
+        run_manifest piecewise, tree;
+        try {
+            piecewise = parse_run_manifest(text, "g.json");
+        } catch (const numgap::error& failure) {
+            piecewise_error = failure.what();
+        }
+        try {
+            tree = numgap::io::detail::manifest_reader("g.json").read(numgap::io::parse_json(text, "g.json"));
+        } catch (const numgap::error& failure) {
+            tree_error = failure.what();
+        }
+        CHECK(piecewise_error == tree_error);
+        check_same_nodes(piecewise, tree);
+    };
+    for (const std::string& node : nodes) {
+        CAPTURE(node);
+        read_both(R"({"nodes": [)" + node + "]}");
+        // After a valid node, and with a later node of the same name.
+        read_both(R"({"nodes": [{"name": "first", "outputs": ["f"]}, )" + node + "]}");
+        read_both(R"({"nodes": [)" + node + R"(, {"name": "a"}]})");
+    }
 }
 
 TEST_CASE("run_manifest: what the piecewise reader cannot locate is reported as the tree reader reports it") {

@@ -271,6 +271,34 @@ TEST_CASE("safetensors: hostile headers are refused with the file, the key and t
                        "duplicate key \"k10\""));
     }
 
+    {
+        // Entries are read member by member; the checks run once the entry
+        // is read whole, so member order never changes the outcome, and a
+        // syntax error anywhere in an entry wins over a wrong value before it.
+        for (const char* header : {R"({"a":{"data_offsets":[0,16],"shape":[4],"dtype":"F32","x":{"y":[1]}}})",
+                                   R"({"a":{"shape":[4],"extra":null,"data_offsets":[0,16],"dtype":"F32"}})"})
+            CHECK(numgap::io::parse_safetensors_header(as_bytes(file_bytes(header, data16)), "ordered")
+                      .entries.at(0)
+                      .shape == std::vector<std::int64_t>{4});
+        CHECK(contains(header_error(file_bytes(R"({"a":{"shape":"4","data_offsets":[0],"dtype":7}})", data16)),
+                       "key 'a' has no string \"dtype\""));
+        CHECK(contains(header_error(file_bytes(R"({"a":{"data_offsets":[0],"shape":{},"dtype":"F32"}})", data16)),
+                       "key 'a' has no \"shape\" array"));
+        CHECK(contains(header_error(file_bytes(R"({"a":{"data_offsets":[0,1,2],"shape":[4],"dtype":"F32"}})", data16)),
+                       "key 'a' has no \"data_offsets\" array of two integers"));
+        CHECK(contains(header_error(file_bytes(R"({"a":{"data_offsets":[0,-16],"shape":[-4],"dtype":"F32"}})", data16)),
+                       "key 'a': a \"shape\" dimension is not a non-negative integer"));
+        CHECK(contains(header_error(file_bytes(R"({"a":{"data_offsets":[0,"16"],"shape":[4],"dtype":"F32"}})", data16)),
+                       "key 'a': data_offsets[1] is not a non-negative integer"));
+        CHECK(contains(header_error(file_bytes(R"({"a":{"dtype":7,"shape":[4],"data_offsets":[0,16],}})", data16)),
+                       "expected a string key in object"));
+        CHECK(contains(header_error(file_bytes(
+                           R"({"a":{"dtype":"F32","dtype":"F16","shape":[4],"data_offsets":[0,16]}})", data16)),
+                       "duplicate key \"dtype\" in object"));
+        CHECK(contains(header_error(file_bytes(R"({"a":{"dtype":"F32","shape":[[4]],"data_offsets":[0,16]}})", data16)),
+                       "a \"shape\" dimension is not a non-negative integer"));
+    }
+
     // Kinds and locations a program can act on.
     const numgap::error truncated = header_failure(std::string("\x10\x00\x00", 3));
     CHECK(truncated.kind() == numgap::error_kind::format);

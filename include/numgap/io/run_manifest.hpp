@@ -194,7 +194,7 @@ public:
             if (key == "nodes") {
                 if (stream.peek_significant() != '[') throw needs_tree{};
                 numgap::detail::key_index index_of_name;
-                stream.read_array(2, [&] { read_node(stream.read_value(2), manifest, index_of_name); });
+                stream.read_array(2, [&] { read_streamed_node(stream, manifest, index_of_name); });
             } else if (key == "tensors") {
                 if (stream.peek_significant() != '{') throw needs_tree{};
                 stream.read_object(2, false, [&](const std::string& tensor_key) {
@@ -319,6 +319,60 @@ private:
                                        "\" (expected \"name\", \"op\", \"inputs\", \"outputs\", "
                                        "\"debug_handles\" or \"metadata\")");
         }
+        if (!has_outputs) node.outputs = {node.name};
+        manifest.nodes.push_back(std::move(node));
+    }
+
+    // A node read straight from the stream, without a tree of it (a tree
+    // per node was most of the reading's allocations): only the shape every
+    // valid node has (string name and op, arrays of strings and integers,
+    // any metadata). Anything else, valid or not, throws needs_tree, so
+    // read(root)'s code decides and words every error.
+    void read_streamed_node(json_stream& stream, run_manifest& manifest,
+                            numgap::detail::key_index& index_of_name) const {
+        if (stream.peek_significant() != '{') throw needs_tree{};
+        constexpr int depth = 3; // the document, "nodes", the node
+        node_spec node;
+        bool has_name = false, has_outputs = false;
+        const auto read_string = [&](int at_depth) {
+            json_value value = stream.read_value(at_depth);
+            if (!value.is_string()) throw needs_tree{};
+            return value.as_string();
+        };
+        const auto read_strings = [&](std::vector<std::string>& strings) {
+            if (stream.peek_significant() != '[') throw needs_tree{};
+            stream.read_array(depth + 1, [&] { strings.push_back(read_string(depth + 1)); });
+        };
+        stream.read_object(depth, true, [&](const std::string& key) {
+            if (key == "name") {
+                node.name = read_string(depth);
+                has_name = true;
+            } else if (key == "op") {
+                node.op = read_string(depth);
+            } else if (key == "inputs") {
+                read_strings(node.inputs);
+            } else if (key == "outputs") {
+                read_strings(node.outputs);
+                has_outputs = true;
+            } else if (key == "debug_handles") {
+                if (stream.peek_significant() != '[') throw needs_tree{};
+                stream.read_array(depth + 1, [&] {
+                    const json_value handle = stream.read_value(depth + 1);
+                    if (!handle.is_integer()) throw needs_tree{};
+                    node.debug_handles.push_back(handle.as_integer());
+                });
+            } else if (key == "metadata") {
+                (void)stream.read_value(depth);
+            } else {
+                throw needs_tree{};
+            }
+        });
+        if (!has_name || node.name.empty() || manifest.nodes.size() >= 0x7fffffffu) throw needs_tree{};
+        const auto name_equals = [&](std::uint32_t i, std::string_view other) {
+            return manifest.nodes[i].name == other;
+        };
+        if (!index_of_name.insert(node.name, std::uint32_t(manifest.nodes.size()), name_equals).second)
+            throw needs_tree{};
         if (!has_outputs) node.outputs = {node.name};
         manifest.nodes.push_back(std::move(node));
     }

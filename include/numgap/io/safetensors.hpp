@@ -163,14 +163,20 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
                     at(8));
     }
     const std::uint64_t data_bytes = bytes.size() - index.data_start;
+    // Each entry's members are read from the stream, not as a tree of the
+    // entry (a million entries were three allocations each): dimensions and
+    // offsets go into buffers reused across entries. Every check runs after
+    // the whole entry is read, as over a tree, so which error a broken entry
+    // reports does not depend on the order of its members.
+    std::vector<std::optional<std::uint64_t>> dimensions, offsets;
     stream.read_object(1, true, [&](const std::string& key) {
-        const json_value value = stream.read_value(1);
         // Messages are built only on the way to an error.
         const auto where = [&] { return in_file + ", key '" + key + "'"; };
         const auto refuse = [&](error_kind kind, const std::string& reason) {
             throw error(kind, where() + reason, at_key(key));
         };
         if (key == "__metadata__") {
+            const json_value value = stream.read_value(1);
             if (!value.is_object()) refuse(error_kind::schema, " is not an object of strings");
             for (const json_member& item : value.as_object()) {
                 if (!item.value.is_string())
@@ -182,16 +188,35 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
             }
             return;
         }
-        if (!value.is_object()) refuse(error_kind::schema, " is not an object");
-        const json_value* type = value.find("dtype");
-        const json_value* shape = value.find("shape");
-        const json_value* offsets = value.find("data_offsets");
-        if (type == nullptr || !type->is_string()) refuse(error_kind::schema, " has no string \"dtype\"");
-        if (shape == nullptr || !shape->is_array()) refuse(error_kind::schema, " has no \"shape\" array");
-        if (offsets == nullptr || !offsets->is_array() || offsets->as_array().size() != 2)
+        if (stream.peek_significant() != '{') {
+            (void)stream.read_value(1);
+            refuse(error_kind::schema, " is not an object");
+        }
+        json_value type;
+        bool has_shape = false, has_offsets = false;
+        dimensions.clear();
+        offsets.clear();
+        // An array member's elements, each a count or nothing; false when the value is no array.
+        const auto read_counts = [&](std::vector<std::optional<std::uint64_t>>& counts) {
+            if (stream.peek_significant() != '[') {
+                (void)stream.read_value(2);
+                return false;
+            }
+            counts.clear();
+            stream.read_array(3, [&] { counts.push_back(detail::safetensors_count(stream.read_value(3))); });
+            return true;
+        };
+        stream.read_object(2, true, [&](const std::string& member) {
+            if (member == "dtype") type = stream.read_value(2);
+            else if (member == "shape") has_shape = read_counts(dimensions);
+            else if (member == "data_offsets") has_offsets = read_counts(offsets);
+            else (void)stream.read_value(2); // other members are ignored
+        });
+        if (!type.is_string()) refuse(error_kind::schema, " has no string \"dtype\"");
+        if (!has_shape) refuse(error_kind::schema, " has no \"shape\" array");
+        if (!has_offsets || offsets.size() != 2)
             refuse(error_kind::schema, " has no \"data_offsets\" array of two integers");
-        const auto count = [&](const json_value& number, const char* what) {
-            const std::optional<std::uint64_t> counted = detail::safetensors_count(number);
+        const auto count = [&](const std::optional<std::uint64_t>& counted, const char* what) {
             if (!counted)
                 refuse(error_kind::schema,
                        std::string(": ") + what + " is not a non-negative integer that fits 64 bits");
@@ -199,18 +224,18 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
         };
         safetensors_entry entry;
         entry.key = key;
-        entry.dtype_name = type->as_string();
+        entry.dtype_name = type.as_string();
         const auto* known = std::find_if(std::begin(detail::safetensors_dtypes), std::end(detail::safetensors_dtypes),
                                          [&](const auto& candidate) { return candidate.name == entry.dtype_name; });
         if (known == std::end(detail::safetensors_dtypes))
             refuse(error_kind::dtype,
                    " has dtype \"" + entry.dtype_name + "\", which the safetensors format does not define");
         entry.type = known->type;
-        entry.shape.reserve(shape->as_array().size());
-        for (const json_value& dimension : shape->as_array())
+        entry.shape.reserve(dimensions.size());
+        for (const std::optional<std::uint64_t>& dimension : dimensions)
             entry.shape.push_back(std::int64_t(count(dimension, "a \"shape\" dimension")));
-        const std::uint64_t begin = count(offsets->as_array()[0], "data_offsets[0]");
-        const std::uint64_t end = count(offsets->as_array()[1], "data_offsets[1]");
+        const std::uint64_t begin = count(offsets[0], "data_offsets[0]");
+        const std::uint64_t end = count(offsets[1], "data_offsets[1]");
         const auto offsets_text = [&] { return "[" + std::to_string(begin) + ", " + std::to_string(end) + "]"; };
         if (end < begin) refuse(error_kind::schema, ": data_offsets " + offsets_text() + " end before they begin");
         if (end > data_bytes)
