@@ -130,5 +130,16 @@ TEST_CASE("basic_graph: replacing output keys reindexes only that node's keys") 
     for (int i = 0; i < 20000; ++i) many.set_output_keys(many.add_node("n" + std::to_string(i)), {});
     CHECK(many.find("n19999") == 19999u);
     CHECK_FALSE(many.producer_of("n5").has_value());
+    // One node renamed over and over: its old keys' index entries are
+    // reclaimed, and lookups stay right across the compactions.
+    for (int round = 0; round < 5000; ++round) {
+        many.set_output_keys(7, {"r" + std::to_string(round), "s" + std::to_string(round)});
+        if (round % 997 == 0) {
+            CHECK(many.producer_of("r" + std::to_string(round)) == 7u);
+            CHECK_FALSE(many.producer_of("r" + std::to_string(round - 1)).has_value());
+        }
+    }
+    CHECK(many.producer_of("s4999") == 7u);
+    CHECK_FALSE(many.producer_of("s4998").has_value());
 }
 } // TEST_SUITE("graph")

@@ -127,7 +127,7 @@ private:
         return folded == 0 ? 1 : folded;
     }
     std::size_t mask() const noexcept { return slots_.size() - 1; }
-    // Fibonacci hashing: the top bits of hash * 2^32/phi spread any hash
+    // Fibonacci hashing: the top bits of hash * 2^64/phi spread any hash
     // over the table, so a weak low-bit pattern does not cluster.
     std::size_t home(std::uint32_t hash) const noexcept {
         return std::size_t((std::uint64_t(hash) * 0x9E3779B97F4A7C15ull) >> (64 - shift_)) & mask();

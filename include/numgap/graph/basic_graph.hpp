@@ -110,8 +110,14 @@ public:
         }
         nodes_[node].output_keys = std::move(keys);
         nodes_[node].output_shapes.assign(nodes_[node].output_keys.size(), std::nullopt);
-        if (shared) rebuild_key_index();
-        else index_keys(node);
+        if (shared) {
+            rebuild_key_index();
+            return;
+        }
+        index_keys(node);
+        // Unindexed keys leave their key_refs_ entries behind: compact once
+        // they are the majority, so repeated calls cost amortised O(#keys).
+        if (key_refs_.size() > 2 * key_index_.size() + 1024) rebuild_key_index();
     }
 
     void set_output_shape(std::size_t node, std::size_t output, shape_type shape) {
