@@ -193,6 +193,9 @@ int run_compare(const compare_arguments& arguments) {
     const bool structure_only = arguments.match == "structure";
     numgap::basic_graph reference_graph = numgap::run_graph(reference_run, structure_only);
     numgap::basic_graph target_graph = numgap::run_graph(target_run, structure_only);
+    // The graphs hold what the comparison needs of graph.json's nodes.
+    reference_run.release_nodes();
+    target_run.release_nodes();
     timings.end_phase("build run graphs");
     const numgap::match_options match_options = build_match_options(arguments);
     numgap::match_result matches = run_matcher(arguments.match, reference_graph, target_graph, match_options);

@@ -169,6 +169,15 @@ TEST_CASE("run_directory: graph json raw files layout and quantization") {
     CHECK(contains(missing, run.path().string()));
     CHECK(contains(missing, "has no tensor 'x'"));
     CHECK(contains(missing, "no \"tensors\" entry in graph.json"));
+
+    // Once the graph is built, the node list may go; the tensors stay loadable as before.
+    run_directory released = run_directory::open(run.path());
+    released.release_nodes();
+    CHECK(released.manifest().nodes.empty());
+    CHECK(released.manifest().has_graph);
+    CHECK(released.keys() == std::vector<std::string>{"conv1", "w"});
+    CHECK(at<std::uint8_t>(released.load("conv1").view(), 23) == 23);
+    CHECK(released.load("w").view().quant().per_channel());
 }
 
 TEST_CASE("run_directory: entries rekey files and conflicts are errors") {

@@ -130,7 +130,9 @@ inline void add_stored_shapes(basic_graph& graph, const io::run_directory& run) 
 // The graph of an opened run: run_graph(run.manifest(), run.keys()), plus the
 // shapes in the .npy headers when `read_headers` is true (add_stored_shapes).
 inline basic_graph run_graph(const io::run_directory& run, bool read_headers = true) {
-    basic_graph graph = run_graph(run.manifest(), run.keys());
+    // With graph.json the nodes come from it, and the key list (a copy of every key) is not read.
+    basic_graph graph = run.manifest().has_graph ? run_graph(run.manifest(), std::vector<std::string>{})
+                                                 : run_graph(run.manifest(), run.keys());
     if (read_headers) add_stored_shapes(graph, run);
     return graph;
 }

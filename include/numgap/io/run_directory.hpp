@@ -68,6 +68,11 @@ public:
 
     const std::filesystem::path& path() const noexcept { return path_; }
     const run_manifest& manifest() const noexcept { return manifest_; }
+    // Frees graph.json's node list (manifest().nodes) for a caller that has
+    // built its graph from it (run_graph) and needs only the tensors now: a
+    // few hundred bytes a node the comparison never reads (~0.4 GB for two
+    // runs of a million nodes). has_graph and the tensors are unchanged.
+    void release_nodes() noexcept { std::vector<node_spec>().swap(manifest_.nodes); }
     // What open() chose or inferred that the user did not say, one sentence
     // each (e.g. which runner of a Polygraphy file was read); the CLI prints them.
     const std::vector<std::string>& notes() const noexcept { return notes_; }
