@@ -6,10 +6,12 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <numgap/core/key_index.hpp>
@@ -86,5 +88,26 @@ TEST_CASE("key_index: every key colliding in its hash still resolves by comparis
     const auto count_until = [&](std::uint32_t payload, std::string_view) { return ++seen, payload == 500; };
     REQUIRE(index.find("same", count_until) != nullptr);
     CHECK(seen <= 1000);
+}
+
+TEST_CASE("positional_key_index: positions in the caller's sequence, the first of equal keys kept") {
+    // The sequence grows after the index is made (as a reader appends what
+    // it reads); the index reads keys through key_at at lookup time.
+    std::vector<std::string> names;
+    numgap::detail::positional_key_index index([&](std::size_t i) -> const std::string& { return names[i]; });
+    const auto add = [&](const std::string& name) {
+        const auto [position, inserted] = index.insert(name, names.size());
+        if (inserted) names.push_back(name);
+        return std::pair(position, inserted);
+    };
+    for (int i = 0; i < 3000; ++i) CHECK(add("n" + std::to_string(i)) == std::pair(std::uint32_t(i), true));
+    CHECK(add("n17") == std::pair(std::uint32_t(17), false));
+    CHECK(add("") == std::pair(std::uint32_t(3000), true));
+    CHECK(add("") == std::pair(std::uint32_t(3000), false));
+    CHECK(index.size() == 3001);
+    CHECK(names.size() == 3001);
+    CHECK(index.find("n2999") == std::uint32_t(2999));
+    CHECK(index.find("n3000") == std::nullopt);
+    CHECK(index.find("n") == std::nullopt);
 }
 } // TEST_SUITE("core")

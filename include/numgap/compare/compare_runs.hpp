@@ -91,11 +91,10 @@ template <graph G> std::vector<std::string> report_names(const G& g) {
     for (std::size_t i = 0; i < n; ++i) names[i] = std::string(numgap::node_name(g, i));
     // The usual case, every name given and unique, is checked without
     // copying a name into a map.
-    if (n < 0x7fffffffu) {
-        key_index distinct(n);
-        const auto name_equals = [&](std::uint32_t i, std::string_view name) { return names[i] == name; };
+    if (n < max_key_positions) {
+        positional_key_index distinct([&](std::size_t i) -> const std::string& { return names[i]; }, n);
         std::size_t i = 0;
-        while (i < n && !names[i].empty() && distinct.insert(names[i], std::uint32_t(i), name_equals).second) ++i;
+        while (i < n && !names[i].empty() && distinct.insert(names[i], i).second) ++i;
         if (i == n) return names;
     }
     std::unordered_map<std::string, std::size_t> seen;

@@ -73,15 +73,14 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
     std::vector<std::string_view> names, keys;
     std::vector<std::size_t> producer_of_key; // graph node of keys[i]
     names.reserve(manifest.nodes.size());
-    detail::key_index name_index(manifest.nodes.size()), key_index(manifest.nodes.size());
-    const auto name_equals = [&](std::uint32_t i, std::string_view name) { return names[i] == name; };
-    const auto key_equals = [&](std::uint32_t i, std::string_view key) { return keys[i] == key; };
+    detail::positional_key_index name_index([&](std::size_t i) { return names[i]; }, manifest.nodes.size());
+    detail::positional_key_index key_index([&](std::size_t i) { return keys[i]; }, manifest.nodes.size());
     const auto add_name = [&](std::string_view name) {
-        if (names.size() >= 0x7fffffffu)
+        if (names.size() >= detail::max_key_positions || keys.size() >= detail::max_key_positions)
             throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 nodes cannot be built");
-        if (name_index.insert(name, std::uint32_t(names.size()), name_equals).second) names.push_back(name);
+        if (name_index.insert(name, names.size()).second) names.push_back(name);
     };
-    const auto name_taken = [&](std::string_view name) { return name_index.find(name, name_equals) != nullptr; };
+    const auto name_taken = [&](std::string_view name) { return name_index.find(name).has_value(); };
     for (const io::node_spec& node : manifest.nodes) add_name(node.name);
     // Input nodes' names are made here; a deque never moves them.
     std::deque<std::string> input_names;
@@ -89,8 +88,8 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
     for (const io::node_spec& node : manifest.nodes) {
         std::vector<std::size_t> producer_indices;
         for (const std::string& input : node.inputs) {
-            const std::uint32_t* found = key_index.find(input, key_equals);
-            if (found == nullptr) {
+            std::optional<std::uint32_t> found = key_index.find(input);
+            if (!found) {
                 // Producers come first in graph.json, so an unknown key here is a graph input.
                 std::string name = input;
                 if (name_taken(name)) name = "input:" + input;
@@ -100,7 +99,7 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
                 const std::size_t index = graph.add_node(std::move(name), "input", {}, {}, {input});
                 keys.push_back(input);
                 producer_of_key.push_back(index);
-                found = key_index.insert(input, std::uint32_t(keys.size() - 1), key_equals).first;
+                found = key_index.insert(input, keys.size() - 1).first;
             }
             producer_indices.push_back(producer_of_key[*found]);
         }
@@ -108,7 +107,9 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
             graph.add_node(node.name, node.op, std::move(producer_indices), node.debug_handles, node.outputs);
         if (node.outputs.empty()) graph.set_output_keys(index, {});
         for (const std::string& output : node.outputs) {
-            if (!key_index.insert(output, std::uint32_t(keys.size()), key_equals).second) continue;
+            if (keys.size() >= detail::max_key_positions)
+                throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 tensors cannot be built");
+            if (!key_index.insert(output, keys.size()).second) continue;
             keys.push_back(output);
             producer_of_key.push_back(index);
         }

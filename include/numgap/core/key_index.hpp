@@ -20,13 +20,19 @@
 // Complexity: insert/find/erase O(1) expected, O(n) worst case (many
 // equal 32-bit hashes: keys from a file are not trusted, but a collision
 // only costs comparisons, never a wrong answer, since `equals` decides).
+//
+// positional_key_index: the common use, a key_index whose payloads are
+// positions in the caller's own sequence (key_at(position) gives the key
+// stored there), so callers write neither `equals` nor the 32-bit bound.
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
 
 namespace numgap::detail {
@@ -151,6 +157,44 @@ private:
     std::vector<slot> slots_;
     std::size_t size_ = 0;
     int shift_ = 0;
+};
+
+// Positions a positional_key_index takes are below this: payloads are 32
+// bits, and their top bit stays free for flags (basic_graph's ambiguity
+// mark). Callers check it against their own count, naming what overflowed.
+inline constexpr std::size_t max_key_positions = 0x7fffffff;
+
+template <class KeyAt> // std::size_t position -> something convertible to std::string_view
+class positional_key_index {
+public:
+    explicit positional_key_index(KeyAt key_at, std::size_t expected = 0)
+        : key_at_(std::move(key_at)), index_(expected) {}
+
+    std::size_t size() const noexcept { return index_.size(); }
+
+    // Indexes `position` under `key` (what key_at(position) gives, now or
+    // once the caller has stored it) unless an equal key is indexed. Returns
+    // the position indexed under the key and whether it is `position`.
+    std::pair<std::uint32_t, bool> insert(std::string_view key, std::size_t position) {
+        NUMGAP_ASSERT(position < max_key_positions);
+        const auto [payload, inserted] = index_.insert(key, std::uint32_t(position), equals());
+        return {*payload, inserted};
+    }
+
+    std::optional<std::uint32_t> find(std::string_view key) const {
+        const std::uint32_t* payload = index_.find(key, equals());
+        return payload == nullptr ? std::nullopt : std::optional<std::uint32_t>(*payload);
+    }
+
+private:
+    auto equals() const {
+        return [this](std::uint32_t position, std::string_view key) {
+            return std::string_view(key_at_(std::size_t(position))) == key;
+        };
+    }
+
+    KeyAt key_at_;
+    key_index index_;
 };
 
 } // namespace numgap::detail

@@ -151,6 +151,16 @@ class manifest_reader {
 public:
     explicit manifest_reader(std::string_view file_name) : file_name_(file_name) {}
 
+private:
+    // The node names read so far, indexed by position in manifest.nodes.
+    struct name_of_node {
+        const run_manifest* manifest;
+        const std::string& operator()(std::size_t i) const { return manifest->nodes[i].name; }
+    };
+    using node_names = numgap::detail::positional_key_index<name_of_node>;
+    static node_names node_names_of(const run_manifest& manifest) { return node_names(name_of_node{&manifest}); }
+
+public:
     run_manifest read(const json_value& root) {
         run_manifest manifest;
         manifest.has_graph = true;
@@ -193,7 +203,7 @@ public:
         stream.read_object(1, true, [&](const std::string& key) {
             if (key == "nodes") {
                 if (stream.peek_significant() != '[') throw needs_tree{};
-                numgap::detail::key_index index_of_name;
+                node_names index_of_name = node_names_of(manifest);
                 stream.read_array(2, [&] { read_streamed_node(stream, manifest, index_of_name); });
             } else if (key == "tensors") {
                 if (stream.peek_significant() != '{') throw needs_tree{};
@@ -277,15 +287,14 @@ private:
 
     void read_nodes(const json_value& nodes, run_manifest& manifest) {
         if (!nodes.is_array()) fail(nodes, "\"nodes\" must be an array, found " + found(nodes));
-        numgap::detail::key_index index_of_name;
+        node_names index_of_name = node_names_of(manifest);
         for (const json_value& entry : nodes.as_array()) {
             read_node(entry, manifest, index_of_name);
             node_values_.push_back(&entry);
         }
     }
 
-    // index_of_name: the names read so far (payload: the node's index in manifest.nodes).
-    void read_node(const json_value& entry, run_manifest& manifest, numgap::detail::key_index& index_of_name) const {
+    void read_node(const json_value& entry, run_manifest& manifest, node_names& index_of_name) const {
         const std::string position = "node " + std::to_string(manifest.nodes.size());
         if (!entry.is_object()) fail(entry, position + " must be an object, found " + found(entry));
         const json_value* name = entry.find("name");
@@ -294,11 +303,9 @@ private:
         node.name = string_field(*name, position, "name");
         if (node.name.empty()) fail(*name, position + ": \"name\" is empty");
         const std::string context = "node '" + node.name + "'";
-        if (manifest.nodes.size() >= 0x7fffffffu) fail(*name, "more than 2^31 - 1 nodes", error_kind::limit, node.name);
-        const auto name_equals = [&](std::uint32_t i, std::string_view other) {
-            return manifest.nodes[i].name == other;
-        };
-        if (!index_of_name.insert(node.name, std::uint32_t(manifest.nodes.size()), name_equals).second)
+        if (manifest.nodes.size() >= numgap::detail::max_key_positions)
+            fail(*name, "more than 2^31 - 1 nodes", error_kind::limit, node.name);
+        if (!index_of_name.insert(node.name, manifest.nodes.size()).second)
             fail(*name, context + " appears twice in \"nodes\"");
         bool has_outputs = false;
         for (const json_member& member : entry.as_object()) {
@@ -328,8 +335,7 @@ private:
     // valid node has (string name and op, arrays of strings and integers,
     // any metadata). Anything else, valid or not, throws needs_tree, so
     // read(root)'s code decides and words every error.
-    void read_streamed_node(json_stream& stream, run_manifest& manifest,
-                            numgap::detail::key_index& index_of_name) const {
+    void read_streamed_node(json_stream& stream, run_manifest& manifest, node_names& index_of_name) const {
         if (stream.peek_significant() != '{') throw needs_tree{};
         constexpr int depth = 3; // the document, "nodes", the node
         node_spec node;
@@ -367,12 +373,9 @@ private:
                 throw needs_tree{};
             }
         });
-        if (!has_name || node.name.empty() || manifest.nodes.size() >= 0x7fffffffu) throw needs_tree{};
-        const auto name_equals = [&](std::uint32_t i, std::string_view other) {
-            return manifest.nodes[i].name == other;
-        };
-        if (!index_of_name.insert(node.name, std::uint32_t(manifest.nodes.size()), name_equals).second)
+        if (!has_name || node.name.empty() || manifest.nodes.size() >= numgap::detail::max_key_positions)
             throw needs_tree{};
+        if (!index_of_name.insert(node.name, manifest.nodes.size()).second) throw needs_tree{};
         if (!has_outputs) node.outputs = {node.name};
         manifest.nodes.push_back(std::move(node));
     }
@@ -389,31 +392,32 @@ private:
         // Each output key -> (node, output) that first produces it; the
         // index compares against the manifest's own strings.
         std::vector<std::pair<std::size_t, std::size_t>> produced;
-        numgap::detail::key_index producer(manifest.nodes.size());
-        const auto output_equals = [&](std::uint32_t i, std::string_view key) {
-            return manifest.nodes[produced[i].first].outputs[produced[i].second] == key;
-        };
+        numgap::detail::positional_key_index producer(
+            [&](std::size_t i) -> const std::string& {
+                return manifest.nodes[produced[i].first].outputs[produced[i].second];
+            },
+            manifest.nodes.size());
         for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
             for (std::size_t k = 0; k < manifest.nodes[i].outputs.size(); ++k) {
                 const std::string& output = manifest.nodes[i].outputs[k];
-                if (produced.size() >= 0xffffffffu)
-                    throw error(error_kind::limit, std::string(file_name_) + ": more than 2^32 - 1 output keys",
+                if (produced.size() >= numgap::detail::max_key_positions)
+                    throw error(error_kind::limit, std::string(file_name_) + ": more than 2^31 - 1 output keys",
                                 error_location::in_file(std::string(file_name_)));
-                const auto [where, inserted] = producer.insert(output, std::uint32_t(produced.size()), output_equals);
+                const auto [where, inserted] = producer.insert(output, produced.size());
                 if (inserted) {
                     produced.emplace_back(i, k);
                     continue;
                 }
                 fail(node_values_.empty() ? nullptr : node_values_[i],
                      "node '" + manifest.nodes[i].name + "': tensor '" + output + "' is already an output of node '" +
-                         manifest.nodes[produced[*where].first].name + "'",
+                         manifest.nodes[produced[where].first].name + "'",
                      error_kind::graph, manifest.nodes[i].name);
             }
         for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
             for (const std::string& input : manifest.nodes[i].inputs) {
-                const std::uint32_t* where = producer.find(input, output_equals);
-                const std::size_t producer_node = where == nullptr ? 0 : produced[*where].first;
-                if (where != nullptr && producer_node >= i)
+                const std::optional<std::uint32_t> where = producer.find(input);
+                const std::size_t producer_node = where ? produced[*where].first : 0;
+                if (where && producer_node >= i)
                     fail(node_values_.empty() ? nullptr : node_values_[i],
                          "node '" + manifest.nodes[i].name + "' reads tensor '" + input + "', which node '" +
                              manifest.nodes[producer_node].name + "' produces " +

@@ -27,6 +27,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -65,7 +66,7 @@ public:
         added->index = parse_safetensors_header(added->mapping->bytes(), shown.string());
         added->mapping->check_intact();
         const auto claim = [&](const safetensors_entry& entry) {
-            if (locations_.size() >= 0x7fffffffu)
+            if (locations_.size() >= numgap::detail::max_key_positions)
                 throw error(error_kind::limit, "a run of more than 2^31 - 1 safetensors keys cannot be indexed",
                             error_location::in_file(added->name));
             const auto [existing, inserted] =
@@ -84,13 +85,13 @@ public:
         } else {
             // The file's own keys, indexed once: a shard may hold a great many.
             const std::vector<safetensors_entry>& entries = added->index.entries;
-            numgap::detail::key_index in_file(entries.size());
-            const auto entry_equals = [&](std::uint32_t i, std::string_view key) { return entries[i].key == key; };
-            for (std::size_t i = 0; i < entries.size() && i < 0xffffffffu; ++i)
-                in_file.insert(entries[i].key, std::uint32_t(i), entry_equals);
+            numgap::detail::positional_key_index in_file(
+                [&](std::size_t i) -> const std::string& { return entries[i].key; }, entries.size());
+            for (std::size_t i = 0; i < entries.size() && i < numgap::detail::max_key_positions; ++i)
+                in_file.insert(entries[i].key, i);
             for (const std::string& key : only) {
-                const std::uint32_t* entry = in_file.find(key, entry_equals);
-                if (entry == nullptr)
+                const std::optional<std::uint32_t> entry = in_file.find(key);
+                if (!entry)
                     throw error(error_kind::schema,
                                 "the weight map names key '" + key + "' in '" + added->name +
                                     "', but that file's header has no such key",
@@ -105,16 +106,15 @@ public:
         const std::uint32_t* found = index_.find(key, key_equals{&locations_});
         return found == nullptr ? nullptr : &locations_[*found];
     }
-    // Sorted, like every key list of a run.
-    std::vector<std::string> keys() const {
-        std::vector<const std::string*> sorted;
+    // Every location, sorted by key (a run's key lists are sorted). Headers
+    // usually list their keys in order already: then checking is enough.
+    std::vector<const location*> sorted_locations() const {
+        std::vector<const location*> sorted;
         sorted.reserve(locations_.size());
-        for (const location& where : locations_) sorted.push_back(&where.entry->key);
-        std::sort(sorted.begin(), sorted.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
-        std::vector<std::string> keys;
-        keys.reserve(sorted.size());
-        for (const std::string* key : sorted) keys.push_back(*key);
-        return keys;
+        for (const location& where : locations_) sorted.push_back(&where);
+        const auto by_key = [](const location* a, const location* b) { return a->entry->key < b->entry->key; };
+        if (!std::is_sorted(sorted.begin(), sorted.end(), by_key)) std::sort(sorted.begin(), sorted.end(), by_key);
+        return sorted;
     }
     bool empty() const noexcept { return locations_.empty(); }
     std::size_t size() const noexcept { return locations_.size(); }

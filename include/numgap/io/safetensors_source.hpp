@@ -37,8 +37,9 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
                                                   std::vector<tensor_spec> overlays, const std::string& run) {
     std::vector<tensor_spec> specs;
     specs.reserve(tensors.size());
-    for (std::string& key : tensors.keys()) {
-        const safetensors_tensors::location& where = *tensors.find(key);
+    for (const safetensors_tensors::location* location : tensors.sorted_locations()) {
+        const safetensors_tensors::location& where = *location;
+        const std::string& key = where.entry->key;
         if (const tensor_spec* claimed = manifest.find_tensor(key))
             throw error(error_kind::schema,
                         "graph.json: tensor '" + key + "' is mapped to file '" + claimed->file + "', but '" +
@@ -50,7 +51,7 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
         // Built in place: a spec is ~300 bytes, and a run may hold a million keys.
         tensor_spec& spec = specs.emplace_back();
         if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
-        spec.key = std::move(key);
+        spec.key = key;
         spec.file = where.source->name;
     }
     return specs;

@@ -53,6 +53,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,12 +71,11 @@ inline constexpr std::size_t no_group = std::numeric_limits<std::size_t>::max();
 // and checks the snapshot's invariants; shared with the DOT writer.
 inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report& report) {
     const std::vector<report_node>& nodes = report.reference_graph;
-    if (nodes.size() >= 0x7fffffffu)
+    if (nodes.size() >= max_key_positions)
         throw error(error_kind::limit, "report's reference graph has more than 2^31 - 1 nodes");
-    key_index index_of(nodes.size()); // payload: index in nodes
-    const auto name_equals = [&](std::uint32_t i, std::string_view name) { return nodes[i].name == name; };
+    positional_key_index index_of([&](std::size_t i) -> const std::string& { return nodes[i].name; }, nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        if (!index_of.insert(nodes[i].name, std::uint32_t(i), name_equals).second)
+        if (!index_of.insert(nodes[i].name, i).second)
             throw error(error_kind::graph, "report's reference graph lists node '" + nodes[i].name + "' twice",
                         error_location::of_item(nodes[i].name));
         for (std::size_t producer : nodes[i].producers)
@@ -91,8 +91,8 @@ inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report
         const group_report& group = report.groups[g];
         // Unmatched target rows name no reference node.
         for (const std::string& name : group.reference_nodes) {
-            const std::uint32_t* found = index_of.find(name, name_equals);
-            if (found == nullptr)
+            const std::optional<std::uint32_t> found = index_of.find(name);
+            if (!found)
                 throw error(error_kind::graph,
                             "report group " + std::to_string(g) + " names reference node '" + name +
                                 "', which is not in the report's reference graph",
