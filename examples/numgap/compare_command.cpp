@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -27,6 +28,38 @@
 namespace numgap_cli {
 
 namespace {
+// Calls make_reference() and make_target(), on two threads when `threads`
+// (numgap's thread-count rule) allows: the runs are independent, and opening
+// a run of a million nodes is seconds of parsing. Whatever the threads, the
+// results and the error are those of calling them in turn: the reference's
+// error wins over the target's.
+template <class MakeReference, class MakeTarget>
+auto for_both_runs(std::size_t threads, MakeReference make_reference, MakeTarget make_target) {
+    std::optional<decltype(make_reference())> reference;
+    std::optional<decltype(make_target())> target;
+    std::exception_ptr reference_failure, target_failure;
+    const std::size_t workers = std::min<std::size_t>(2, numgap::resolve_threads(threads));
+    numgap::parallel_for(workers, [&](std::size_t worker) {
+        if (worker == 0) {
+            try {
+                reference.emplace(make_reference());
+            } catch (...) {
+                reference_failure = std::current_exception();
+                return;
+            }
+            if (workers == 2) return; // worker 1 makes the target
+        }
+        try {
+            target.emplace(make_target());
+        } catch (...) {
+            target_failure = std::current_exception();
+        }
+    });
+    if (reference_failure) std::rethrow_exception(reference_failure);
+    if (target_failure) std::rethrow_exception(target_failure);
+    return std::pair(std::move(*reference), std::move(*target));
+}
+
 numgap::metric_set build_metrics(const std::vector<std::string>& specs) {
     if (specs.empty()) return numgap::metric_set::defaults();
     numgap::metric_set metrics;
@@ -176,10 +209,19 @@ int run_compare(const compare_arguments& arguments) {
     phase_timings timings;
     const numgap::metric_set metrics = build_metrics(arguments.metrics);
     const run_overlays overlays = choose_overlays(arguments);
-    auto reference_run = open_run(arguments.reference, arguments.reference_debug_buffer, "--reference-debug-buffer",
-                                  arguments.reading, overlays.reference);
-    auto target_run = open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading,
-                               overlays.target);
+    auto runs = for_both_runs(
+        arguments.threads,
+        [&] {
+            return open_run(arguments.reference, arguments.reference_debug_buffer, "--reference-debug-buffer",
+                            arguments.reading, overlays.reference);
+        },
+        [&] {
+            return open_run(arguments.target, arguments.target_debug_buffer, "--debug-buffer", arguments.reading,
+                            overlays.target);
+        });
+    // Names, not structured bindings: clang 14 cannot capture those in lambdas.
+    numgap::io::run_directory& reference_run = runs.first;
+    numgap::io::run_directory& target_run = runs.second;
     timings.end_phase("open runs");
     for (const auto* run : {&reference_run, &target_run})
         for (const std::string& note : run->notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
@@ -191,11 +233,16 @@ int run_compare(const compare_arguments& arguments) {
     // structure had reference nodes to work on (the result then is exactly
     // what matching with shapes from the start gives).
     const bool structure_only = arguments.match == "structure";
-    numgap::basic_graph reference_graph = numgap::run_graph(reference_run, structure_only);
-    numgap::basic_graph target_graph = numgap::run_graph(target_run, structure_only);
     // The graphs hold what the comparison needs of graph.json's nodes.
-    reference_run.release_nodes();
-    target_run.release_nodes();
+    const auto graph_of = [structure_only](numgap::io::run_directory& run) {
+        numgap::basic_graph graph = numgap::run_graph(run, structure_only);
+        run.release_nodes();
+        return graph;
+    };
+    auto graphs = for_both_runs(
+        arguments.threads, [&] { return graph_of(reference_run); }, [&] { return graph_of(target_run); });
+    numgap::basic_graph& reference_graph = graphs.first;
+    numgap::basic_graph& target_graph = graphs.second;
     timings.end_phase("build run graphs");
     const numgap::match_options match_options = build_match_options(arguments);
     numgap::match_result matches = run_matcher(arguments.match, reference_graph, target_graph, match_options);

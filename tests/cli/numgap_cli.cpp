@@ -292,6 +292,26 @@ TEST_CASE("cli: unusable input exits 2 with a message naming the file and the re
     }
 }
 
+TEST_CASE("cli: when both runs are unusable the reference's error is the one reported, whatever the threads") {
+    // The runs are opened and their graphs built on two threads when allowed;
+    // the message must still be the one opening them in turn gives.
+    REQUIRE_CLI();
+    for (const char* threads : {"1", "2", "0"}) {
+        for (int repeat = 0; repeat < 3; ++repeat) {
+            CAPTURE(threads);
+            const fs::path dir = scratch("both_unusable");
+            write_pair(dir);
+            write_file(dir / "reference" / "graph.json", "{\"nodes\": [\n  {\"name\": \"a\",}\n]}");
+            write_file(dir / "target" / "graph.json", "{\"nodes\": [\n\n  {\"name\": \"a\",}\n]}");
+            const cli_result result = run_cli(
+                {"compare", (dir / "reference").string(), (dir / "target").string(), "--threads", threads}, dir);
+            CHECK(result.status == 2);
+            CHECK_MESSAGE(result.err.find("graph.json:2:") != std::string::npos, "stderr: " << result.err);
+            CHECK_MESSAGE(result.err.find("graph.json:3:") == std::string::npos, "stderr: " << result.err);
+        }
+    }
+}
+
 TEST_CASE("cli: exit 2 prints the library's message; the library's error carries the kind a program acts on") {
     REQUIRE_CLI();
     const fs::path dir = scratch("typed_errors");
