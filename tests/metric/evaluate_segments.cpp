@@ -4,6 +4,8 @@
 // the long-double oracle's values within each metric's stated bound); user
 // reductions merge; row metrics combine off the row axis and are refused on
 // it; whole-tensor user metrics and layouts it cannot slice are refused.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <numeric>
 #include <optional>
@@ -77,8 +79,9 @@ numgap::metric_set sum_builtins() {
 }
 
 // Sums regroup into other float32 chunks than the unsplit pass's: equal up to
-// the kernel's bound; extremes and counts exactly.
-void check_same(const numgap::evaluation& split_result, const numgap::evaluation& whole) {
+// the kernel's bound; extremes and counts exactly. The metrics alone (no
+// side statistics asked for):
+void check_same_metrics(const numgap::evaluation& split_result, const numgap::evaluation& whole) {
     REQUIRE(split_result.metrics.size() == whole.metrics.size());
     CHECK(split_result.count == whole.count);
     for (std::size_t i = 0; i < whole.metrics.size(); ++i) {
@@ -91,6 +94,11 @@ void check_same(const numgap::evaluation& split_result, const numgap::evaluation
             CHECK((same_value(a, b) || std::fabs(a - b) <= 2e-7 * std::max(std::fabs(a), std::fabs(b))));
         CHECK(split_result.metrics[i].passed == whole.metrics[i].passed);
     }
+}
+
+// The metrics and the side statistics.
+void check_same(const numgap::evaluation& split_result, const numgap::evaluation& whole) {
+    check_same_metrics(split_result, whole);
     CHECK(same_value(split_result.reference.min, whole.reference.min));
     CHECK(same_value(split_result.target.max, whole.target.max));
     CHECK(std::fabs(split_result.target.mean - whole.target.mean) <= 1e-7 * whole.target.std);
@@ -205,9 +213,12 @@ TEST_CASE("evaluate_segments: quantized shards against a float reference, per te
 
 TEST_CASE("evaluate_segments: shards of long rows are walked together in reference order, on 1 to 4 threads") {
     // Rows of 768 and 2048 elements (read in runs, so the pieces are walked
-    // row by row together) and 300000 elements in all (several workers).
+    // row by row together) and 300000 elements in all (several workers);
+    // float32 pieces of 96, 64 (shortest_batched_row: still walked together)
+    // and 63 elements a row (piece by piece, in blocks).
     for (const std::vector<std::int64_t>& shape :
-         {std::vector<std::int64_t>{150, 2048}, std::vector<std::int64_t>{3, 130, 768}}) {
+         {std::vector<std::int64_t>{150, 2048}, std::vector<std::int64_t>{3, 130, 768},
+          std::vector<std::int64_t>{300, 512}, std::vector<std::int64_t>{2, 150, 504}}) {
         const int axis = int(shape.size()) - 1;
         const std::int64_t length = shape.back();
         std::size_t n = 1;
@@ -218,11 +229,13 @@ TEST_CASE("evaluate_segments: shards of long rows are walked together in referen
         const numgap::tensor_segment whole_reference{r, 0};
         for (const std::vector<std::int64_t>& lengths :
              {std::vector<std::int64_t>{length / 2, length / 2}, std::vector<std::int64_t>(8, length / 8),
-              std::vector<std::int64_t>{256, length - 512, 256}}) {
+              length > 512 ? std::vector<std::int64_t>{256, length - 512, 256}
+                           : std::vector<std::int64_t>{length / 4, length / 2, length - length / 4 - length / 2}}) {
             const auto pieces = split(pair.target, shape, axis, lengths);
             const auto segments = segments_of(pieces, shape, axis, lengths);
             for (const std::size_t threads : {std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(4)}) {
                 CAPTURE(shape.size());
+                CAPTURE(length);
                 CAPTURE(lengths.size());
                 CAPTURE(threads);
                 const auto whole = numgap::evaluate(r, t, set, {threads, true, true});
@@ -230,6 +243,11 @@ TEST_CASE("evaluate_segments: shards of long rows are walked together in referen
                                                                     {segments, axis}, set, {threads, true, true});
                 check_same(split_result, whole);
                 check_against_oracle(split_result, pair.reference, pair.target, 0, true);
+                // Without side statistics the runs are batched into one
+                // stream (kernels::accumulate_runs), not compared one by one.
+                const auto moments_only = numgap::evaluate_segments({std::span(&whole_reference, 1), 0},
+                                                                    {segments, axis}, set, {threads, false});
+                check_same_metrics(moments_only, numgap::evaluate(r, t, set, {threads, false}));
             }
         }
     }

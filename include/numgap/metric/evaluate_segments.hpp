@@ -131,7 +131,11 @@ inline double whole_tensor_over_pieces(const metric_entry& entry, const std::vec
 // EPYC Zen 4).
 // Threads take ranges of outer indices. Returns nothing (the caller walks
 // piece by piece) when some piece is not read in runs: blocks gathered
-// across short rows would be cut at every slab.
+// across short rows would be cut at every slab. Plain float32 rows are runs
+// from shortest_batched_row elements on (a runs_f32 batch costs no call per
+// row; shorter rows are mostly the kernel's scalar tails).
+inline constexpr std::int64_t shortest_batched_row = 64;
+
 inline std::optional<kernels::pair_moments> interleaved_moments(const std::vector<segment_piece>& pieces,
                                                                 std::int64_t outer,
                                                                 const kernels::kernel_options& kernel_options,
@@ -140,6 +144,13 @@ inline std::optional<kernels::pair_moments> interleaved_moments(const std::vecto
     struct walked_piece {
         kernels::pair_plan plan;
         std::int64_t slab; // elements per outer index
+        // Plan rows per outer index when the slab is whole rows of plain
+        // float32, unit stride along them, on both sides (else 0): these
+        // rows are walked by a row_cursor and batched into runs_f32 however
+        // short (down to shortest_batched_row), where for_each_run takes
+        // rows of shortest_run or more only, leaving shorter ones to blocks
+        // gathered piece by piece (8 shards of [1024, 128]: 3.3x the unsplit pair's time).
+        std::int64_t plain_rows = 0;
     };
     std::vector<walked_piece> walked;
     walked.reserve(pieces.size());
@@ -148,8 +159,15 @@ inline std::optional<kernels::pair_moments> interleaved_moments(const std::vecto
         kernels::pair_plan plan = kernels::make_pair_plan(piece.reference, piece.target);
         plan.widen_f32 = table.widen_f32;
         plan.transpose_f32 = table.transpose_f32;
-        if (kernels::plan_walk_of(plan, table) != kernels::plan_walk::runs) return std::nullopt;
-        walked.push_back({plan, plan.count / outer});
+        const std::int64_t slab = plan.count / outer, inner = plan.shape[std::size_t(plan.rank - 1)];
+        const auto plain = [&](const kernels::plan_side& side) {
+            return side.type == dtype::float32 && !side.quantized && side.scales == nullptr &&
+                   side.block_scales == nullptr && side.strides[std::size_t(plan.rank - 1)] == 1;
+        };
+        const bool plain_rows = table.runs_f32 != nullptr && plain(plan.reference) && plain(plan.target) &&
+                                inner >= shortest_batched_row && slab % inner == 0;
+        if (!plain_rows && kernels::plan_walk_of(plan, table) != kernels::plan_walk::runs) return std::nullopt;
+        walked.push_back({plan, slab, plain_rows ? slab / inner : 0});
         count += plan.count;
     }
     // Runs of float32 on both sides are handed to the kernel many at a time
@@ -167,8 +185,27 @@ inline std::optional<kernels::pair_moments> interleaved_moments(const std::vecto
             if (batched != 0) table.runs_f32(references, targets, lengths, batched, kernel_options, moments);
             batched = 0;
         };
+        const auto add_run = [&](const float* reference, const float* target, std::size_t n) {
+            references[batched] = reference;
+            targets[batched] = target;
+            lengths[batched] = n;
+            if (++batched == most_runs) pass_batch();
+        };
+        std::vector<kernels::detail::row_cursor> cursors;
+        cursors.reserve(walked.size());
+        for (const walked_piece& piece : walked) cursors.emplace_back(piece.plan, begin * piece.plain_rows);
         for (std::int64_t o = begin; o < end; ++o)
-            for (const walked_piece& piece : walked)
+            for (std::size_t p = 0; p < walked.size(); ++p) {
+                const walked_piece& piece = walked[p];
+                if (piece.plain_rows != 0) {
+                    const auto inner = std::size_t(piece.plan.shape[std::size_t(piece.plan.rank - 1)]);
+                    const auto* reference = reinterpret_cast<const float*>(piece.plan.reference.base);
+                    const auto* target = reinterpret_cast<const float*>(piece.plan.target.base);
+                    for (std::int64_t row = 0; row < piece.plain_rows; ++row, cursors[p].advance())
+                        add_run(reference + cursors[p].reference_element(), target + cursors[p].target_element(),
+                                inner);
+                    continue;
+                }
                 kernels::for_each_run(piece.plan, o * piece.slab, (o + 1) * piece.slab,
                                       [&](const kernels::stored_run& r, const kernels::stored_run& t, std::size_t n) {
                                           if (r.type != dtype::float32 || t.type != dtype::float32) {
@@ -176,11 +213,10 @@ inline std::optional<kernels::pair_moments> interleaved_moments(const std::vecto
                                               table.run_f32(r, t, n, kernel_options, moments);
                                               return;
                                           }
-                                          references[batched] = static_cast<const float*>(r.data);
-                                          targets[batched] = static_cast<const float*>(t.data);
-                                          lengths[batched] = n;
-                                          if (++batched == most_runs) pass_batch();
+                                          add_run(static_cast<const float*>(r.data), static_cast<const float*>(t.data),
+                                                  n);
                                       });
+            }
         pass_batch();
     };
     const std::int64_t most_workers = std::min(outer, std::max<std::int64_t>(1, count / min_elements_per_thread));

@@ -1,5 +1,6 @@
 // Pins the iteration engine (numgap/kernels/plan/pair_plan.hpp): coalescing, zero-copy
 // blocks for contiguous float32, block sizes, and exact coverage of ranges.
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <numeric>
@@ -238,5 +239,35 @@ TEST_CASE("bool bytes other than 0 and 1 read as true, contiguous and strided") 
     CHECK(strided[0] == 0.0f);
     CHECK(strided[1] == 1.0f); // byte 2
     CHECK(strided[2] == 0.0f);
+}
+} // TEST_SUITE("kernels")
+
+TEST_SUITE("kernels") {
+TEST_CASE("row_cursor gives locate_row's row starts for consecutive rows from any row, wrapping after the last") {
+    // Plans of every rank with uneven extents and unrelated strides on the
+    // two sides (as a shard's slice of a larger reference has).
+    for (int rank = 1; rank <= numgap::max_rank; ++rank) {
+        CAPTURE(rank);
+        numgap::kernels::pair_plan plan;
+        plan.rank = rank;
+        std::int64_t rows = 1;
+        for (int d = 0; d < rank; ++d) {
+            const auto u = std::size_t(d);
+            plan.shape[u] = 1 + (d * 7 + 2) % 4; // 3, 2, 1, 4, 3, ...
+            plan.reference.strides[u] = 1000 * (rank - d) + 3;
+            plan.target.strides[u] = 17 * (d + 1);
+            if (d < rank - 1) rows *= plan.shape[u];
+        }
+        for (std::int64_t start = 0; start < rows; start += std::max<std::int64_t>(1, rows / 5)) {
+            numgap::kernels::detail::row_cursor cursor(plan, start);
+            for (std::int64_t row = start; row < start + rows + 3; ++row, cursor.advance()) {
+                CAPTURE(row);
+                CHECK(cursor.reference_element() ==
+                      numgap::kernels::detail::locate_row(plan, plan.reference, row % rows).element);
+                CHECK(cursor.target_element() ==
+                      numgap::kernels::detail::locate_row(plan, plan.target, row % rows).element);
+            }
+        }
+    }
 }
 } // TEST_SUITE("kernels")

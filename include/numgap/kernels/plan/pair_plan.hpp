@@ -7,7 +7,8 @@
 // The plan is walked by for_each_run (for_each_run.hpp: stretches both sides
 // store contiguously, read where they lie) or by for_each_block
 // (for_each_block.hpp: converted and gathered L1 blocks, see gather.hpp).
-// locate_row() says where a plan row starts in one side; both walks use it.
+// locate_row() says where a plan row starts in one side; both walks use it
+// (row_cursor: the same for consecutive rows, without divisions).
 // Precondition: validate_pair() accepted the views (make_pair_plan does not
 // re-check). Complexity: make_pair_plan and locate_row O(rank); no heap
 // allocation. Throws: nothing.
@@ -224,6 +225,41 @@ inline row_start locate_row(const pair_plan& plan, const plan_side& side, std::i
     }
     return start;
 }
+
+// Plan rows in order from `row` on, with where each starts in both sides:
+// locate_row's answers without its divisions per row (walks of many short
+// rows, metric/evaluate_segments.hpp). Channels are not tracked.
+class row_cursor {
+public:
+    row_cursor(const pair_plan& plan, std::int64_t row) noexcept : plan_(&plan) {
+        for (int d = plan.rank - 2; d >= 0; --d) {
+            index_[std::size_t(d)] = row % plan.shape[std::size_t(d)];
+            row /= plan.shape[std::size_t(d)];
+            reference_ += index_[std::size_t(d)] * plan.reference.strides[std::size_t(d)];
+            target_ += index_[std::size_t(d)] * plan.target.strides[std::size_t(d)];
+        }
+    }
+    std::int64_t reference_element() const noexcept { return reference_; }
+    std::int64_t target_element() const noexcept { return target_; }
+
+    // To the next row (past the last one: back to row 0's start).
+    void advance() noexcept {
+        for (int d = plan_->rank - 2; d >= 0; --d) {
+            const auto u = std::size_t(d);
+            reference_ += plan_->reference.strides[u];
+            target_ += plan_->target.strides[u];
+            if (++index_[u] < plan_->shape[u]) return;
+            reference_ -= plan_->shape[u] * plan_->reference.strides[u];
+            target_ -= plan_->shape[u] * plan_->target.strides[u];
+            index_[u] = 0;
+        }
+    }
+
+private:
+    const pair_plan* plan_;
+    std::array<std::int64_t, max_rank> index_{};
+    std::int64_t reference_ = 0, target_ = 0;
+};
 
 } // namespace detail
 
