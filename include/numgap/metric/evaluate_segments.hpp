@@ -146,10 +146,10 @@ inline std::optional<kernels::pair_moments> interleaved_moments(const std::vecto
         std::int64_t slab; // elements per outer index
         // Plan rows per outer index when the slab is whole rows of plain
         // float32, unit stride along them, on both sides (else 0): these
-        // rows are walked by a row_cursor and batched into runs_f32 however
-        // short (down to shortest_batched_row), where for_each_run takes
-        // rows of shortest_run or more only, leaving shorter ones to blocks
-        // gathered piece by piece (8 shards of [1024, 128]: 3.3x the unsplit pair's time).
+        // rows are walked by a row_cursor and batched into runs_f32 from
+        // shortest_batched_row elements a row. for_each_run takes rows of
+        // shortest_run or more only, leaving shorter ones to blocks gathered
+        // piece by piece (8 shards of [1024, 128]: 3.3x the unsplit pair's time).
         std::int64_t plain_rows = 0;
     };
     std::vector<walked_piece> walked;
