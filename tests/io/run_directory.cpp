@@ -180,6 +180,31 @@ TEST_CASE("run_directory: graph json raw files layout and quantization") {
     CHECK(released.load("w").view().quant().per_channel());
 }
 
+TEST_CASE("run_directory: find_tensor answers as the manifest's binary search does, also after a move") {
+    numgap_test::temp_directory run;
+    std::string tensors;
+    for (int i = 0; i < 300; ++i) {
+        const std::string key = "t" + std::to_string(i * 7 % 300); // files written out of key order
+        write_floats(run / ("dump/" + key + ".npy"), {float(i)}, {1});
+        tensors += std::string(i == 0 ? "" : ", ") + "\"" + key + "\": {\"file\": \"dump/" + key + ".npy\"}";
+    }
+    run.write("graph.json", "{\"tensors\": {" + tensors + "}}");
+    run_directory opened = run_directory::open(run.path());
+    const run_directory moved = std::move(opened);
+    REQUIRE(moved.manifest().tensors.size() == 300);
+    for (const numgap::io::tensor_spec& spec : moved.manifest().tensors) {
+        CAPTURE(spec.key);
+        CHECK(moved.find_tensor(spec.key) == moved.manifest().find_tensor(spec.key));
+        CHECK(moved.find_tensor(spec.key) == &spec);
+        CHECK(moved.contains(spec.key));
+    }
+    for (const char* absent : {"", "t", "t300", "t-1", "t00", "dump/t1.npy"}) {
+        CAPTURE(absent);
+        CHECK(moved.find_tensor(absent) == nullptr);
+        CHECK(!moved.contains(absent));
+    }
+}
+
 TEST_CASE("run_directory: entries rekey files and conflicts are errors") {
     numgap_test::temp_directory run;
     write_floats(run / "dump/t0001.npy", {1}, {1});

@@ -32,7 +32,7 @@ inline constexpr auto most_bytes = std::uint64_t(std::numeric_limits<std::int64_
 inline std::uint64_t estimate_tensor_bytes(const io::run_directory& run, std::string_view key) {
     const std::optional<std::vector<std::int64_t>> shape = run.stored_shape(key);
     if (!shape) return 0;
-    const io::tensor_spec* spec = run.manifest().find_tensor(key);
+    const io::tensor_spec* spec = run.find_tensor(key);
     const dtype type = spec && spec->type ? *spec->type : dtype::float32;
     constexpr std::uint64_t most = detail::most_bytes;
     std::uint64_t count = 1;

@@ -52,13 +52,14 @@ template <class ShapeOf> void fill_output_shapes(basic_graph& graph, ShapeOf&& s
         }
     }
 }
-} // namespace detail
 
-template <class KeyRange>
-basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_keys) {
+// run_graph(manifest, tensor_keys), finding each key's spec with `find_spec`
+// (the manifest's binary search, or an opened run's index).
+template <class KeyRange, class FindSpec>
+basic_graph run_graph_with(const io::run_manifest& manifest, const KeyRange& tensor_keys, FindSpec&& find_spec) {
     basic_graph graph;
     auto declared_shape = [&](const std::string& key) -> std::optional<shape_type> {
-        const io::tensor_spec* spec = manifest.find_tensor(key);
+        const io::tensor_spec* spec = find_spec(key);
         if (spec == nullptr || !spec->shape) return std::nullopt;
         return io::reference_order_shape(*spec, *spec->shape);
     };
@@ -73,14 +74,14 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
     std::vector<std::string_view> names, keys;
     std::vector<std::size_t> producer_of_key; // graph node of keys[i]
     names.reserve(manifest.nodes.size());
-    detail::positional_key_index name_index([&](std::size_t i) { return names[i]; }, manifest.nodes.size());
-    detail::positional_key_index key_index([&](std::size_t i) { return keys[i]; }, manifest.nodes.size());
+    detail::positional_key_index name_positions([&](std::size_t i) { return names[i]; }, manifest.nodes.size());
+    detail::positional_key_index key_positions([&](std::size_t i) { return keys[i]; }, manifest.nodes.size());
     const auto add_name = [&](std::string_view name) {
         if (names.size() >= detail::max_key_positions || keys.size() >= detail::max_key_positions)
             throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 nodes cannot be built");
-        if (name_index.insert(name, names.size()).second) names.push_back(name);
+        if (name_positions.insert(name, names.size()).second) names.push_back(name);
     };
-    const auto name_taken = [&](std::string_view name) { return name_index.find(name).has_value(); };
+    const auto name_taken = [&](std::string_view name) { return name_positions.find(name).has_value(); };
     for (const io::node_spec& node : manifest.nodes) add_name(node.name);
     // Input nodes' names are made here; a deque never moves them.
     std::deque<std::string> input_names;
@@ -88,7 +89,7 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
     for (const io::node_spec& node : manifest.nodes) {
         std::vector<std::size_t> producer_indices;
         for (const std::string& input : node.inputs) {
-            std::optional<std::uint32_t> found = key_index.find(input);
+            std::optional<std::uint32_t> found = key_positions.find(input);
             if (!found) {
                 // Producers come first in graph.json, so an unknown key here is a graph input.
                 std::string name = input;
@@ -99,7 +100,7 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
                 const std::size_t index = graph.add_node(std::move(name), "input", {}, {}, {input});
                 keys.push_back(input);
                 producer_of_key.push_back(index);
-                found = key_index.insert(input, keys.size() - 1).first;
+                found = key_positions.insert(input, keys.size() - 1).first;
             }
             producer_indices.push_back(producer_of_key[*found]);
         }
@@ -109,13 +110,20 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
         for (const std::string& output : node.outputs) {
             if (keys.size() >= detail::max_key_positions)
                 throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 tensors cannot be built");
-            if (!key_index.insert(output, keys.size()).second) continue;
+            if (!key_positions.insert(output, keys.size()).second) continue;
             keys.push_back(output);
             producer_of_key.push_back(index);
         }
     }
     detail::fill_output_shapes(graph, declared_shape);
     return graph;
+}
+} // namespace detail
+
+template <class KeyRange>
+basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_keys) {
+    return detail::run_graph_with(manifest, tensor_keys,
+                                  [&](std::string_view key) { return manifest.find_tensor(key); });
 }
 
 // Gives every output of `graph` whose shape is still unknown the shape stored
@@ -132,8 +140,10 @@ inline void add_stored_shapes(basic_graph& graph, const io::run_directory& run) 
 // shapes in the .npy headers when `read_headers` is true (add_stored_shapes).
 inline basic_graph run_graph(const io::run_directory& run, bool read_headers = true) {
     // With graph.json the nodes come from it, and the key list (a copy of every key) is not read.
-    basic_graph graph = run.manifest().has_graph ? run_graph(run.manifest(), std::vector<std::string>{})
-                                                 : run_graph(run.manifest(), run.keys());
+    const auto find_spec = [&](std::string_view key) { return run.find_tensor(key); };
+    basic_graph graph = run.manifest().has_graph
+                            ? detail::run_graph_with(run.manifest(), std::vector<std::string>{}, find_spec)
+                            : detail::run_graph_with(run.manifest(), run.keys(), find_spec);
     if (read_headers) add_stored_shapes(graph, run);
     return graph;
 }
