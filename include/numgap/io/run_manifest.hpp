@@ -71,6 +71,7 @@
 #include <utility>
 #include <vector>
 
+#include <numgap/core/boxed.hpp>
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
@@ -93,7 +94,7 @@ struct tensor_spec {
     std::string file; // relative to the run directory; default key + ".npy"
     std::optional<dtype> type;
     std::optional<std::vector<std::int64_t>> shape;
-    std::optional<std::vector<int>> axis_order;
+    boxed<std::vector<int>> axis_order; // rarely given: boxed (core/boxed.hpp), 8 bytes when absent
     // Per tensor: one scale and one zero point, quant_axis == -1.
     // Per channel: one of each per index of stored dimension quant_axis.
     std::vector<float> scales;
@@ -107,7 +108,7 @@ struct tensor_spec {
         int axis = -1;
         std::string scales, zero_points; // zero_points empty: all zero
     };
-    std::optional<block_spec> block;
+    boxed<block_spec> block; // boxed like axis_order
     // Tensor-parallel shards: the tensor is stored as these files instead of
     // `file`, each the slice starting at `offset` along stored dimension
     // shard_axis (negative counts from the end). Sorted by offset; empty: one file.

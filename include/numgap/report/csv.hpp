@@ -66,7 +66,7 @@ inline void append_csv_field(std::string& out, std::string_view field) {
 }
 
 // The error_* cells of a row, each after its comma.
-inline void append_csv_error(std::string& out, const std::optional<group_error>& failure) {
+inline void append_csv_error(std::string& out, const boxed<group_error>& failure) {
     if (!failure) {
         out += ",,,,,,";
         return;

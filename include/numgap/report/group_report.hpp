@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include <numgap/core/boxed.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/match/match_kind.hpp>
 #include <numgap/report/group_error.hpp>
@@ -60,7 +61,8 @@ struct group_report {
     group_status status = group_status::pass;
     std::string message; // why missing / error; what a source inferred (a QNN raw file's shape); else empty
     // For an `error` row caused by a numgap::error: its kind and location.
-    std::optional<group_error> error_detail;
+    // Boxed (core/boxed.hpp): 8 bytes in the many rows that have none.
+    boxed<group_error> error_detail;
     // Filled by analyze_report: the group's position in reference topological
     // order (that of its last reference node) and whether error starts here.
     std::size_t order = 0;

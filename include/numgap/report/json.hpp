@@ -42,7 +42,7 @@
 namespace numgap {
 
 namespace detail {
-inline void write_json_error(io::json_writer& json, const std::optional<group_error>& failure) {
+inline void write_json_error(io::json_writer& json, const boxed<group_error>& failure) {
     if (!failure) {
         json.null();
         return;
