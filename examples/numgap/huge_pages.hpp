@@ -1,0 +1,36 @@
+#pragma once
+// Asks glibc's malloc for transparent huge pages (glibc.malloc.hugetlb=1) by
+// running the CLI again with that tunable set, unless GLIBC_TUNABLES is set
+// already (the user's choice stands; the process started here has it too).
+//
+// Why: a run of a million nodes holds gigabytes of small structures, and
+// touching each fresh 4 KiB page costs a page fault. Where transparent huge
+// pages are in "madvise" mode (Debian's default) malloc uses them only when
+// told, which a tunable read at start-up does; there is no call for it.
+// Measured on a 2-vCPU KVM guest (AMD EPYC Zen 5): a 10^6-node comparison
+// 16.8-18.7 s -> 10.5-11.1 s, peak RSS +1%. Results are unchanged: only
+// where the allocator's memory comes from differs.
+//
+// Set GLIBC_TUNABLES (empty keeps glibc's defaults) to opt out. Where the
+// new process cannot be started (no /proc, exec refused) this returns and
+// the CLI goes on as it is. Linux with glibc only; elsewhere a no-op.
+#include <cstdlib>
+
+#if defined(__linux__) && defined(__GLIBC__)
+#include <unistd.h>
+#endif
+
+namespace numgap_cli {
+
+inline void use_huge_pages(char** argv) {
+#if defined(__linux__) && defined(__GLIBC__)
+    if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
+    if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 0) != 0) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("GLIBC_TUNABLES"); // not restarted: no tunable for whatever this process starts
+#else
+    (void)argv;
+#endif
+}
+
+} // namespace numgap_cli
