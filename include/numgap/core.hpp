@@ -1,5 +1,6 @@
 #pragma once
 // Vocabulary every other part of numgap uses.
+#include <numgap/core/boxed.hpp>
 #include <numgap/core/config.hpp>
 #include <numgap/core/dtype.hpp>
 #include <numgap/core/error.hpp>
