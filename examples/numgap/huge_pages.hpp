@@ -12,11 +12,13 @@
 // where the allocator's memory comes from differs.
 //
 // Set GLIBC_TUNABLES (empty keeps glibc's defaults) to opt out. Where the
-// new process cannot be started (no /proc, exec refused) this returns and
-// the CLI goes on as it is. Linux with glibc only; elsewhere a no-op.
+// new process cannot be started (no /proc, exec refused) or the start is
+// set-user-ID, this returns and the CLI goes on as it is. Linux with glibc
+// only; elsewhere a no-op.
 #include <cstdlib>
 
 #if defined(__linux__) && defined(__GLIBC__)
+#include <sys/auxv.h>
 #include <unistd.h>
 #endif
 
@@ -24,7 +26,9 @@ namespace numgap_cli {
 
 inline void use_huge_pages(char** argv) {
 #if defined(__linux__) && defined(__GLIBC__)
-    if (std::getenv("GLIBC_TUNABLES") != nullptr) return;
+    // A set-user-ID start (AT_SECURE) may have its tunables filtered out by
+    // glibc: then the restarted process would see none and restart again.
+    if (std::getenv("GLIBC_TUNABLES") != nullptr || getauxval(AT_SECURE) != 0) return;
     if (setenv("GLIBC_TUNABLES", "glibc.malloc.hugetlb=1", 0) != 0) return;
     execv("/proc/self/exe", argv);
     unsetenv("GLIBC_TUNABLES"); // not restarted: no tunable for whatever this process starts
