@@ -4,6 +4,11 @@
 // looking through missing/unmatched/error nodes).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
 #include <numgap/core/error.hpp>
 #include <numgap/report/analyze_report.hpp>
 
@@ -237,5 +242,109 @@ TEST_CASE("analyze_report: repaired groups are counted; only failing ambiguous g
     CHECK(report.summary.repaired == 1);
     CHECK_FALSE(report.groups[0].suspect);
     CHECK(report.summary.suspect_groups.empty());
+}
+namespace {
+// The rule of analyze_report.hpp as written there, one walk per failing
+// group: the slow, obvious reading the one-pass version must agree with.
+std::vector<bool> origins_by_walking(const numgap::comparison_report& report) {
+    const auto& nodes = report.reference_graph;
+    const std::vector<std::size_t> group_of = numgap::detail::group_of_reference_nodes(report);
+    std::vector<bool> origin(report.groups.size(), false);
+    for (std::size_t g = 0; g < report.groups.size(); ++g) {
+        const auto& group = report.groups[g];
+        if (group.status != group_status::fail || group.suspect) continue;
+        std::vector<bool> seen(nodes.size(), false);
+        std::vector<std::size_t> stack;
+        for (std::size_t node = 0; node < nodes.size(); ++node)
+            if (group_of[node] == g) {
+                seen[node] = true;
+                stack.push_back(node);
+            }
+        bool propagated = false;
+        while (!stack.empty() && !propagated) {
+            const std::size_t node = stack.back();
+            stack.pop_back();
+            for (const std::size_t producer : nodes[node].producers) {
+                if (seen[producer]) continue;
+                seen[producer] = true;
+                const std::size_t owner = group_of[producer];
+                if (owner != numgap::detail::no_group && owner != g) {
+                    const auto& upstream = report.groups[owner];
+                    if (upstream.status == group_status::pass) continue;
+                    if (upstream.status == group_status::fail && !upstream.suspect && upstream.order < group.order) {
+                        propagated = true;
+                        break;
+                    }
+                }
+                stack.push_back(producer);
+            }
+        }
+        origin[g] = !propagated;
+    }
+    return origin;
+}
+} // namespace
+
+TEST_CASE("analyze_report: origins agree with one walk per failing group on random graphs and groupings") {
+    std::mt19937 random(20261205);
+    const group_status statuses[] = {group_status::pass, group_status::fail, group_status::fail, group_status::missing,
+                                     group_status::error};
+    for (int round = 0; round < 300; ++round) {
+        numgap::comparison_report report;
+        const std::size_t size = 1 + random() % 60;
+        for (std::size_t i = 0; i < size; ++i) {
+            numgap::report_node node{"n" + std::to_string(i), "op", {}};
+            const std::size_t inputs = i == 0 ? 0 : random() % 4;
+            for (std::size_t k = 0; k < inputs; ++k) node.producers.push_back(random() % i);
+            report.reference_graph.push_back(std::move(node));
+        }
+        // Groups of 1-3 nodes picked anywhere (so some are not convex); about
+        // a fifth of the nodes in no group.
+        std::vector<std::size_t> order(size);
+        for (std::size_t i = 0; i < size; ++i) order[i] = i;
+        std::shuffle(order.begin(), order.end(), random);
+        for (std::size_t at = 0; at < size;) {
+            const std::size_t take = std::min<std::size_t>(size - at, 1 + random() % 3);
+            if (random() % 5 != 0) {
+                std::vector<std::string> names;
+                for (std::size_t k = 0; k < take; ++k) names.push_back(report.reference_graph[order[at + k]].name);
+                report.groups.push_back(numgap::test::make_group(names, statuses[random() % 5]));
+                if (random() % 6 == 0) report.groups.back().ambiguous_with = {"elsewhere"};
+                if (random() % 4 == 0) report.groups.back().fails_every_candidate = true;
+            }
+            at += take;
+        }
+        numgap::analyze_report(report);
+        const std::vector<bool> expected = origins_by_walking(report);
+        std::vector<std::size_t> expected_groups;
+        for (std::size_t g = 0; g < report.groups.size(); ++g) {
+            INFO("round " << round << ", group " << g);
+            CHECK(report.groups[g].error_origin == expected[g]);
+            if (expected[g]) expected_groups.push_back(g);
+        }
+        // summary.origin_groups lists them in order of divergence (group order).
+        std::vector<std::size_t> listed = report.summary.origin_groups;
+        std::sort(listed.begin(), listed.end());
+        CHECK(listed == expected_groups);
+        if (report.summary.first_divergence_group) CHECK(expected[*report.summary.first_divergence_group]);
+    }
+}
+
+TEST_CASE("analyze_report: a long chain failing from one layer on has that layer as its only origin") {
+    // The shape of a real divergence: every layer after the broken one fails.
+    // One walk per failing group made this quadratic (10^10 steps here).
+    numgap::comparison_report report;
+    constexpr std::size_t size = 100'000, broken = 1'234;
+    for (std::size_t i = 0; i < size; ++i) {
+        report.reference_graph.push_back({"layer" + std::to_string(i), "add", {}});
+        if (i > 0) report.reference_graph.back().producers.push_back(i - 1);
+        report.groups.push_back(numgap::test::make_group({report.reference_graph.back().name},
+                                                         i < broken ? group_status::pass : group_status::fail));
+    }
+    numgap::analyze_report(report);
+    CHECK(report.summary.failed == size - broken);
+    CHECK(report.summary.first_divergence == "layer1234");
+    CHECK(report.summary.origins == std::vector<std::string>{"layer1234"});
+    CHECK(report.summary.origin_groups == std::vector<std::size_t>{broken});
 }
 } // TEST_SUITE("report")

@@ -42,9 +42,9 @@
 //   node's tensor); mostly_unmatched(summary) is true when the second is
 //   larger, i.e. more than half of the dumped reference nodes were not
 //   compared.
-// Complexity: O(N + E) for the order and first divergence, plus O(F·(N + E))
-// for origins where F is the number of failing groups (each walk visits a node
-// at most once).
+// Complexity: O(N + E + G log G) in all (N nodes, E edges, G groups): the
+// walks of every failing group are one pass in topological order (the
+// smallest failing order above each node), not a walk per group.
 // Throws: numgap::error when a group names a reference node that is not in
 // `reference_graph`, when a node's producer index is out of range or not
 // earlier than the node (the snapshot must be topologically ordered), or when
@@ -161,39 +161,38 @@ inline void analyze_report(comparison_report& report) {
                                                                    : first.reference_nodes.back();
     }
 
-    // Reused across walks; `visited_by[n] == g` marks n as seen during G's walk.
-    std::vector<std::size_t> visited_by(nodes.size(), detail::no_group);
-    std::vector<std::size_t> stack;
-    for (std::size_t g : failing) {
-        bool propagated = false;
-        stack.clear();
-        for (std::size_t node = 0; node < nodes.size(); ++node)
-            if (group_of[node] == g) {
-                visited_by[node] = g;
-                stack.push_back(node);
+    // Whether a failing group's error can come from an earlier failing group,
+    // for every group in one pass in topological order: earliest_above[n] is
+    // the smallest order of a failing (not suspect) group whose values can
+    // reach node n through its producers, walking up through every node that
+    // is not in a passing group (a passing group's values were checked: the
+    // walk stops there). G propagates an earlier error when that minimum over
+    // G's own nodes is below G's order. Only an earlier group counts: with a
+    // non-convex group (A and C in G1, B in G2, A->B->C) each reaches the
+    // other, and counting both would leave the divergence with no origin. A
+    // walk per failing group was O(failing x nodes): minutes for a long model
+    // whose every layer after a divergence fails.
+    std::vector<std::size_t> earliest_above(nodes.size(), detail::no_group);
+    for (std::size_t node = 0; node < nodes.size(); ++node) {
+        std::size_t earliest = detail::no_group;
+        for (const std::size_t producer : nodes[node].producers) {
+            if (const std::size_t owner = group_of[producer]; owner != detail::no_group) {
+                const group_report& upstream = report.groups[owner];
+                if (upstream.status == group_status::pass) continue;
+                if (upstream.status == group_status::fail && !upstream.suspect)
+                    earliest = std::min(earliest, upstream.order);
             }
-        while (!stack.empty() && !propagated) {
-            const std::size_t node = stack.back();
-            stack.pop_back();
-            for (std::size_t producer : nodes[node].producers) {
-                if (visited_by[producer] == g) continue;
-                visited_by[producer] = g;
-                const std::size_t owner = group_of[producer];
-                if (owner != detail::no_group && owner != g) {
-                    if (report.groups[owner].status == group_status::pass) continue;
-                    // Only an earlier failing group can explain G's failure: with a
-                    // non-convex group (A and C in G1, B in G2, A->B->C) each walk
-                    // reaches the other, and counting both would leave the
-                    // divergence with no origin at all.
-                    if (report.groups[owner].status == group_status::fail && !report.groups[owner].suspect &&
-                        report.groups[owner].order < report.groups[g].order) {
-                        propagated = true;
-                        break;
-                    }
-                }
-                stack.push_back(producer);
-            }
+            earliest = std::min(earliest, earliest_above[producer]);
         }
+        earliest_above[node] = earliest;
+    }
+    std::vector<std::size_t> earliest_of_group(report.groups.size(), detail::no_group);
+    for (std::size_t node = 0; node < nodes.size(); ++node)
+        if (const std::size_t g = group_of[node]; g != detail::no_group)
+            earliest_of_group[g] = std::min(earliest_of_group[g], earliest_above[node]);
+
+    for (std::size_t g : failing) {
+        const bool propagated = earliest_of_group[g] < report.groups[g].order;
         if (!propagated) {
             report.groups[g].error_origin = true;
             summary.origin_groups.push_back(g);
