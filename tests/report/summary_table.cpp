@@ -3,6 +3,8 @@
 // row limit with a count of the rest.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -73,6 +75,66 @@ TEST_CASE("summary_table: rows beyond max_rows are counted, not dropped silently
     CHECK(table.find("... 1 more groups") != std::string::npos);
     CHECK(table.find("first divergence: none") != std::string::npos);
     CHECK(table.find("error origins: none") != std::string::npos);
+}
+
+TEST_CASE("summary_table: the rows shown are the worst max_rows of the whole ordering, ties in report order") {
+    using numgap::group_status;
+    // A chain of 300 nodes with random statuses and cosines (many ties).
+    std::mt19937 random(7);
+    numgap::comparison_report report;
+    report.metric_names = {"cosine", "mse"};
+    const group_status statuses[] = {group_status::pass, group_status::fail, group_status::missing, group_status::error,
+                                     group_status::unmatched};
+    for (std::size_t i = 0; i < 300; ++i) {
+        report.reference_graph.push_back({"n" + std::to_string(i), "op", {}});
+        if (i > 0) report.reference_graph.back().producers.push_back(i - 1);
+        const double cosine = 0.5 + 0.1 * double(random() % 4);
+        report.groups.push_back(numgap::test::make_group({"n" + std::to_string(i)}, statuses[random() % 5], cosine));
+    }
+    numgap::analyze_report(report);
+    // The order the table promises, as one stable sort of every row.
+    std::vector<std::size_t> expected;
+    for (std::size_t g = 0; g < report.groups.size(); ++g)
+        if (report.groups[g].status != group_status::unmatched) expected.push_back(g);
+    std::stable_sort(expected.begin(), expected.end(), [&](std::size_t a, std::size_t b) {
+        const auto& x = report.groups[a];
+        const auto& y = report.groups[b];
+        if (numgap::detail::severity(x) != numgap::detail::severity(y))
+            return numgap::detail::severity(x) < numgap::detail::severity(y);
+        if (x.status == group_status::fail) {
+            const auto failed = [](const numgap::group_report& g) {
+                return std::count_if(g.metrics.begin(), g.metrics.end(), [](const auto& m) { return !m.passed; });
+            };
+            if (failed(x) != failed(y)) return failed(x) > failed(y);
+            if (numgap::detail::badness(x, "cosine") != numgap::detail::badness(y, "cosine"))
+                return numgap::detail::badness(x, "cosine") > numgap::detail::badness(y, "cosine");
+        }
+        return x.order < y.order;
+    });
+    for (const std::size_t max_rows :
+         {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(100), std::size_t(1000)}) {
+        numgap::summary_table_options options;
+        options.max_rows = max_rows;
+        const std::string table = numgap::format_summary_table(report, options);
+        // The reference column of each row, between the dashes and the first line that is no row.
+        std::vector<std::string> shown;
+        std::size_t at = table.find("-\n");
+        for (std::size_t line = at + 2; line < table.size();) {
+            const std::size_t end = table.find('\n', line);
+            const std::string text = table.substr(line, end - line);
+            if (text.empty() || text.starts_with("...")) break;
+            const std::size_t name = text.find(" n");
+            shown.push_back(text.substr(name + 1, text.find(' ', name + 1) - name - 1));
+            line = end + 1;
+        }
+        INFO("max_rows " << max_rows);
+        REQUIRE(shown.size() == std::min(max_rows, expected.size()));
+        for (std::size_t r = 0; r < shown.size(); ++r)
+            CHECK(shown[r] == report.groups[expected[r]].reference_nodes.back());
+        if (max_rows < expected.size())
+            CHECK(table.find("... " + std::to_string(expected.size() - max_rows) + " more groups") !=
+                  std::string::npos);
+    }
 }
 
 TEST_CASE("summary_table: error origins beyond max_listed_names are counted and point to the reports") {

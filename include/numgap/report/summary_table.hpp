@@ -23,7 +23,7 @@
 // the target; a legend under the table explains the marks that appear, and
 // the summary lists suspect groups (failing ambiguous pairs, never named as
 // divergence or origin) and how many pairings the values repaired.
-// Complexity: O(G log G) for G groups. Throws: std::bad_alloc.
+// Complexity: O(G log R) for G groups and R = max_rows shown. Throws: std::bad_alloc.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -109,33 +109,58 @@ inline std::string format_summary_table(const comparison_report& report,
         if (!primary.empty()) break;
     }
 
-    std::vector<std::size_t> rows;
-    for (std::size_t g = 0; g < report.groups.size(); ++g)
-        if (report.groups[g].status != group_status::unmatched) rows.push_back(g);
-    std::stable_sort(rows.begin(), rows.end(), [&](std::size_t a, std::size_t b) {
-        const group_report& x = report.groups[a];
-        const group_report& y = report.groups[b];
-        if (detail::severity(x) != detail::severity(y)) return detail::severity(x) < detail::severity(y);
-        if (x.status == group_status::fail) {
-            const auto failed = [](const group_report& g) {
-                return std::count_if(g.metrics.begin(), g.metrics.end(),
-                                     [](const report_metric& m) { return !m.passed; });
-            };
-            if (failed(x) != failed(y)) return failed(x) > failed(y);
-            const double bx = detail::badness(x, primary), by = detail::badness(y, primary);
-            if (bx != by) return bx > by;
+    // The rows shown, worst first, picked in one pass with a heap of at most
+    // max_rows sort keys: a stable sort of every row, finding metrics by name
+    // in each comparison, was a quarter of a second for 10^5 failing groups.
+    struct row_key {
+        int severity = 0;
+        bool failing = false;
+        std::ptrdiff_t failed_metrics = 0;
+        double badness = 0;
+        std::size_t order = 0, group = 0;
+    };
+    // Worst first; ties in report order, as a stable sort would leave them.
+    const auto worse = [](const row_key& x, const row_key& y) {
+        if (x.severity != y.severity) return x.severity < y.severity;
+        if (x.failing) {
+            if (x.failed_metrics != y.failed_metrics) return x.failed_metrics > y.failed_metrics;
+            if (x.badness != y.badness) return x.badness > y.badness;
         }
-        return x.order < y.order;
-    });
+        if (x.order != y.order) return x.order < y.order;
+        return x.group < y.group;
+    };
+    std::vector<row_key> shown_rows; // a heap under `worse`: its front is the mildest row kept
+    shown_rows.reserve(std::min(options.max_rows, report.groups.size()));
+    std::size_t row_count = 0; // groups that are not unmatched nodes
+    for (std::size_t g = 0; g < report.groups.size(); ++g) {
+        const group_report& group = report.groups[g];
+        if (group.status == group_status::unmatched) continue;
+        ++row_count;
+        row_key key{detail::severity(group), group.status == group_status::fail, 0, 0, group.order, g};
+        if (key.failing) {
+            key.failed_metrics = std::count_if(group.metrics.begin(), group.metrics.end(),
+                                               [](const report_metric& m) { return !m.passed; });
+            key.badness = detail::badness(group, primary);
+        }
+        if (shown_rows.size() < options.max_rows) {
+            shown_rows.push_back(key);
+            std::push_heap(shown_rows.begin(), shown_rows.end(), worse);
+        } else if (!shown_rows.empty() && worse(key, shown_rows.front())) {
+            std::pop_heap(shown_rows.begin(), shown_rows.end(), worse);
+            shown_rows.back() = key;
+            std::push_heap(shown_rows.begin(), shown_rows.end(), worse);
+        }
+    }
+    std::sort_heap(shown_rows.begin(), shown_rows.end(), worse);
+    const std::size_t shown = shown_rows.size();
 
     std::vector<std::string> header = {"status", "reference", "target", "match", "op", "shape", "dtypes"};
     bool shows_ambiguous = false, shows_repaired = false;
     for (const std::string& metric : report.metric_names) header.push_back(metric);
     header.push_back("note");
     std::vector<std::vector<std::string>> table{header};
-    const std::size_t shown = std::min(rows.size(), options.max_rows);
     for (std::size_t r = 0; r < shown; ++r) {
-        const group_report& group = report.groups[rows[r]];
+        const group_report& group = report.groups[shown_rows[r].group];
         std::vector<std::string> line = {
             std::string(name_of(group.status)),
             detail::clip(detail::join_names(group.reference_nodes, "+"), options.max_name_width),
@@ -153,7 +178,7 @@ inline std::string format_summary_table(const comparison_report& report,
                                    : format_double_short(metric->value) + (metric->passed ? "" : " !"));
         }
         std::string note;
-        if (report.summary.first_divergence_group == rows[r]) note = "<- first divergence";
+        if (report.summary.first_divergence_group == shown_rows[r].group) note = "<- first divergence";
         if (group.error_origin) note += note.empty() ? "<- error origin" : ", error origin";
         if (group.suspect) note += note.empty() ? "<- suspect (ambiguous pairing)" : ", suspect";
         shows_ambiguous = shows_ambiguous || group.ambiguous();
@@ -184,8 +209,7 @@ inline std::string format_summary_table(const comparison_report& report,
             out += std::string(std::min<std::size_t>(total, 160), '-') + '\n';
         }
     }
-    if (rows.size() > shown)
-        out += "... " + std::to_string(rows.size() - shown) + " more groups (see --csv/--json)\n";
+    if (row_count > shown) out += "... " + std::to_string(row_count - shown) + " more groups (see --csv/--json)\n";
     if (shows_ambiguous)
         out += "? = ambiguous pairing: the matcher could not tell the target from other candidates\n";
     if (shows_repaired) out += "repaired = the tensors chose the target among the candidates (repaired by values)\n";
