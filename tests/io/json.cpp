@@ -115,6 +115,30 @@ TEST_CASE("json: errors carry file line column and reason") {
     CHECK(contains(json_error("[tru]"), "expected a JSON value, found 't'"));
 }
 
+TEST_CASE("json: strings mixing plain runs, escapes and UTF-8 read whole; errors point at the byte") {
+    // Plain runs are copied at once: every kind of break in a run must end it
+    // at the right byte, at the start, the middle and the end of a string.
+    const std::string long_run(300, 'x');
+    const json_value root =
+        parse_json("[\"" + long_run + "\\n" + long_run + "\", \"\\t" + long_run + "\", \"" + long_run +
+                       "\\u00e9\", \"\xc3\xa9" + long_run + "\xf0\x9f\x98\x80\", \"\", \"a\\\"b\\\\c\"]",
+                   "s.json");
+    const auto& items = root.as_array();
+    REQUIRE(items.size() == 6);
+    CHECK(items[0].as_string() == long_run + "\n" + long_run);
+    CHECK(items[1].as_string() == "\t" + long_run);
+    CHECK(items[2].as_string() == long_run + "\xc3\xa9");
+    CHECK(items[3].as_string() == "\xc3\xa9" + long_run + "\xf0\x9f\x98\x80");
+    CHECK(items[4].as_string().empty());
+    CHECK(items[5].as_string() == "a\"b\\c");
+    // The column is that of the offending byte, after a run of 300.
+    CHECK(json_error("[\"" + long_run + "\x01\"]") ==
+          "graph.json:1:303: control character (byte 1) inside a string; escape it");
+    CHECK(contains(json_error("[\"" + long_run + "\\q\"]"), "graph.json:1:303: invalid escape sequence"));
+    CHECK(contains(json_error("[\"" + long_run + "\xff\"]"), "graph.json:1:303: invalid UTF-8"));
+    CHECK(contains(json_error("[\"" + long_run), "graph.json:1:303: unterminated string"));
+}
+
 TEST_CASE("json: nesting is limited") {
     const std::string ok = std::string(256, '[') + std::string(256, ']');
     CHECK(parse_json(ok, "deep.json").is_array());

@@ -263,10 +263,14 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
     });
     stream.finish();
     std::vector<const safetensors_entry*> by_offset;
+    by_offset.reserve(index.entries.size());
     for (const safetensors_entry& entry : index.entries) by_offset.push_back(&entry);
-    std::sort(by_offset.begin(), by_offset.end(), [](const safetensors_entry* a, const safetensors_entry* b) {
+    // Writers usually lay the data out in header order: then checking is enough.
+    const auto in_file_order = [](const safetensors_entry* a, const safetensors_entry* b) {
         return std::pair(a->begin, a->end) < std::pair(b->begin, b->end);
-    });
+    };
+    if (!std::is_sorted(by_offset.begin(), by_offset.end(), in_file_order))
+        std::sort(by_offset.begin(), by_offset.end(), in_file_order);
     std::uint64_t covered = index.data_start;
     const safetensors_entry* previous = nullptr;
     for (const safetensors_entry* entry : by_offset) {
