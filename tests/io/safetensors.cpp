@@ -20,6 +20,7 @@
 #include <numgap/core/float_mx.hpp>
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/io/npy.hpp>
+#include <numgap/io/open_run_source.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/safetensors.hpp>
 #include <numgap/io/safetensors_run.hpp>
@@ -407,6 +408,53 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     const std::string broken = error_of([&] { (void)run_directory::open(run / "folder"); });
     CHECK(contains(broken, "broken.safetensors"));
     CHECK(contains(broken, "key 'k'"));
+}
+
+TEST_CASE("safetensors runs: a spec's source_slot is a hint only; try_load looks a key up once, nullopt if absent") {
+    numgap_test::temp_directory run;
+    run.write("folder/a.safetensors", safetensors_file({{"c", "F32", "[1]", bytes_of<float>({3})},
+                                                        {"a", "F32", "[1]", bytes_of<float>({1})},
+                                                        {"b", "F32", "[2]", bytes_of<float>({2, 2})}}));
+    run.write("folder/sub/d.safetensors", safetensors_file({{"d", "F32", "[1]", bytes_of<float>({4})}}));
+    const numgap::io::opened_run_source opened = numgap::io::open_run_source(run / "folder");
+    const std::vector<numgap::io::tensor_spec>& specs = opened.manifest.tensors;
+    REQUIRE(specs.size() == 4);
+    const auto first_value = [](const numgap::io::loaded_tensor& tensor) { return at<float>(tensor.view(), 0); };
+    for (const numgap::io::tensor_spec& spec : specs) {
+        INFO(spec.key);
+        CHECK(spec.source_slot != numgap::io::tensor_spec::no_source_slot);
+        const float expected = float(spec.key[0] - 'a' + 1);
+        // The right slot, another key's, one past the end and none: the key decides.
+        for (const std::uint32_t slot :
+             {spec.source_slot, specs[(&spec - specs.data() + 1) % 4].source_slot, std::uint32_t(4),
+              std::uint32_t(1000), numgap::io::tensor_spec::no_source_slot}) {
+            numgap::io::tensor_spec hinted = spec;
+            hinted.source_slot = slot;
+            CHECK(first_value(opened.source->load(hinted)) == expected);
+            CHECK(opened.source->stored_shape(hinted) == std::vector<std::int64_t>{spec.key == "b" ? 2 : 1});
+        }
+    }
+    // A spec naming a key the run lacks, with a slot that exists, is not
+    // served the slot's tensor.
+    numgap::io::tensor_spec stranger = specs[0];
+    stranger.key = "zz";
+    CHECK_FALSE(opened.source->stored_shape(stranger));
+
+    const run_directory folder = run_directory::open(run / "folder");
+    CHECK_FALSE(folder.try_load("absent"));
+    CHECK_FALSE(folder.try_load_like("absent", folder.load("a").view()));
+    const std::optional<numgap::io::loaded_tensor> b = folder.try_load("b");
+    REQUIRE(b);
+    CHECK(b->view().size() == 2);
+    CHECK(first_value(*b) == 2);
+    const std::optional<numgap::io::loaded_tensor> d = folder.try_load_like("d", b->view());
+    REQUIRE(d);
+    CHECK(first_value(*d) == 4);
+    CHECK(d->file() == "sub/d.safetensors");
+    // Only absence is nullopt: a tensor that is there but cannot be read still throws.
+    run.write("folder/graph.json", R"({"tensors": {"a": {"dtype": "int8"}}})");
+    const run_directory typed = run_directory::open(run / "folder");
+    CHECK(contains(error_of([&] { (void)typed.try_load("a"); }), "graph.json gives dtype int8"));
 }
 
 TEST_CASE("safetensors runs: a sharded set through its index.json, confined to the index's folder") {

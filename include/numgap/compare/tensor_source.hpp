@@ -5,7 +5,9 @@
 // in-memory buffers need wrapping:
 //   keyed:    `source.contains(key)` and `source.load(key)` returning an object
 //             with `.view()` (io::run_directory: the object owns the mapping,
-//             and is dropped as soon as the pair is compared);
+//             and is dropped as soon as the pair is compared); one that
+//             also has `try_load(key)` (nullopt when absent) is asked once
+//             instead of twice;
 //   mapped:   `source.find(key)` / `source.end()` with `it->second`
 //             convertible to tensor_view (std::map / std::unordered_map of
 //             views over the user's memory);
@@ -96,7 +98,9 @@ bool holds_tensor(S& source, const std::string& key) {
 template <tensor_source S>
 std::optional<typename detail::tensor_holder<S>::type> fetch_tensor(S& source, const std::string& key) {
     using holder = typename detail::tensor_holder<S>::type;
-    if constexpr (keyed_tensor_source<S>) {
+    if constexpr (keyed_tensor_source<S> && requires { source.try_load(key); }) {
+        return source.try_load(key); // one key lookup instead of contains() and load()
+    } else if constexpr (keyed_tensor_source<S>) {
         if (!source.contains(key)) return std::nullopt;
         std::optional<holder> held;
         held.emplace(source.load(key));
@@ -118,7 +122,9 @@ std::optional<typename detail::tensor_holder<S>::type> fetch_tensor(S& source, c
 template <tensor_source S>
 std::optional<typename detail::tensor_holder<S>::type> fetch_tensor_like(S& source, const std::string& key,
                                                                          const tensor_view& reference) {
-    if constexpr (keyed_tensor_source<S> && requires { source.load_like(key, reference); }) {
+    if constexpr (keyed_tensor_source<S> && requires { source.try_load_like(key, reference); }) {
+        return source.try_load_like(key, reference);
+    } else if constexpr (keyed_tensor_source<S> && requires { source.load_like(key, reference); }) {
         if (!source.contains(key)) return std::nullopt;
         std::optional<typename detail::tensor_holder<S>::type> held;
         held.emplace(source.load_like(key, reference));

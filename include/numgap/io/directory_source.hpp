@@ -81,7 +81,7 @@ public:
     loaded_tensor load(const tensor_spec& spec) const override {
         if (!spec.shards.empty())
             return detail::load_sharded_tensor(spec, [&](const tensor_spec& shard) { return load_file(shard); });
-        if (const safetensors_tensors::location* where = safetensors_.find(spec.key))
+        if (const safetensors_tensors::location* where = safetensors_.find(spec.key, spec.source_slot))
             return detail::load_safetensors_tensor(spec, *where);
         return load_file(spec);
     }
@@ -121,7 +121,8 @@ public:
     std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {
         if (!spec.shards.empty())
             return detail::sharded_shape(spec, [&](const tensor_spec& shard) { return stored_shape(shard); });
-        if (const safetensors_tensors::location* where = safetensors_.find(spec.key)) return where->entry->shape;
+        if (const safetensors_tensors::location* where = safetensors_.find(spec.key, spec.source_slot))
+            return where->entry->shape;
         try {
             const file_descriptor file = open_confined(*roots_, spec.file, confined_target::file);
             const std::optional<npy_header> header = detail::read_npy_header(

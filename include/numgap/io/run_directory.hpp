@@ -99,14 +99,28 @@ public:
     std::uint64_t total_bytes() const noexcept { return total_bytes_; }
 
     loaded_tensor load(std::string_view key) const {
-        return load_with(key, [&](const tensor_spec& spec) { return source_->load(spec); });
+        return load_spec(require_tensor(key), [&](const tensor_spec& spec) { return source_->load(spec); });
     }
 
     // load(), for comparison with `reference`: a run whose files do not say
     // their dtype and shape (a QNN raw output folder) infers them from the
     // reference's shape (run_source::load_like); other runs ignore it.
     loaded_tensor load_like(std::string_view key, const tensor_view& reference) const {
-        return load_with(key, [&](const tensor_spec& spec) { return source_->load_like(spec, reference); });
+        return load_spec(require_tensor(key),
+                         [&](const tensor_spec& spec) { return source_->load_like(spec, reference); });
+    }
+
+    // load() and load_like(), but nullopt when the run has no tensor `key`
+    // (other failures still throw): `contains` and `load` in one lookup.
+    std::optional<loaded_tensor> try_load(std::string_view key) const {
+        const tensor_spec* spec = find_tensor(key);
+        if (spec == nullptr) return std::nullopt;
+        return load_spec(*spec, [&](const tensor_spec& found) { return source_->load(found); });
+    }
+    std::optional<loaded_tensor> try_load_like(std::string_view key, const tensor_view& reference) const {
+        const tensor_spec* spec = find_tensor(key);
+        if (spec == nullptr) return std::nullopt;
+        return load_spec(*spec, [&](const tensor_spec& found) { return source_->load_like(found, reference); });
     }
 
     // The shape of tensor `key` in reference dimension order (axis_order
@@ -257,23 +271,27 @@ private:
         return converted;
     }
 
-    template <class Read>
-    loaded_tensor load_with(std::string_view key, Read&& read) const {
+    const tensor_spec& require_tensor(std::string_view key) const {
         const tensor_spec* spec = find_tensor(key);
         if (spec == nullptr)
             throw error(error_kind::schema,
                         "run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (" +
                             source_->missing_reason(key, manifest_) + ")",
                         error_location::at_item(path_.string(), std::string(key)));
+        return *spec;
+    }
+
+    template <class Read>
+    loaded_tensor load_spec(const tensor_spec& spec, Read&& read) const {
         try {
-            loaded_tensor tensor = read(*spec);
-            if (spec->block) attach_blocks(tensor, *spec);
+            loaded_tensor tensor = read(spec);
+            if (spec.block) attach_blocks(tensor, spec);
             return tensor;
         } catch (const error& failure) {
             error_location where = failure.where();
             if (where.file.empty()) where.file = path_.string();
-            if (where.item.empty()) where.item = spec->key;
-            throw error(failure.kind(), "run '" + path_.string() + "', tensor '" + spec->key + "': " + failure.what(),
+            if (where.item.empty()) where.item = spec.key;
+            throw error(failure.kind(), "run '" + path_.string() + "', tensor '" + spec.key + "': " + failure.what(),
                         std::move(where));
         }
     }

@@ -118,6 +118,13 @@ struct tensor_spec {
     };
     std::vector<shard_file> shards;
     int shard_axis = 0;
+    // Set by the run source that made the spec (never read from graph.json):
+    // where that source keeps the tensor, so that load() goes there without
+    // searching its keys again. A hint: the source checks it against `key`
+    // and searches when it does not fit (a spec copied into another run, or
+    // made by hand). Sits in what was padding: the spec stays 208 bytes.
+    std::uint32_t source_slot = no_source_slot;
+    static constexpr std::uint32_t no_source_slot = 0xffffffffu;
 };
 
 // `stored`, a shape in the tensor's stored dimension order, in the

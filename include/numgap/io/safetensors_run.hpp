@@ -19,7 +19,8 @@
 //
 // Thread safety: after the files are added, every const member may be called
 // from several threads at once. Complexity: add is O(header); find O(1)
-// expected (an index of the keys, which are not copied); keys() O(k log k).
+// expected (an index of the keys, which are not copied), O(1) with a
+// position hint; sorted_positions() O(k) for a sorted header, else O(k log k).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -106,13 +107,23 @@ public:
         const std::uint32_t* found = index_.find(key, key_equals{&locations_});
         return found == nullptr ? nullptr : &locations_[*found];
     }
-    // Every location, sorted by key (a run's key lists are sorted). Headers
-    // usually list their keys in order already: then checking is enough.
-    std::vector<const location*> sorted_locations() const {
-        std::vector<const location*> sorted;
-        sorted.reserve(locations_.size());
-        for (const location& where : locations_) sorted.push_back(&where);
-        const auto by_key = [](const location* a, const location* b) { return a->entry->key < b->entry->key; };
+    // find(key) that first tries `position` (a tensor_spec's source_slot):
+    // one key comparison instead of a hash lookup whose probes miss the cache
+    // in a run of a million keys.
+    const location* find(std::string_view key, std::uint32_t position) const {
+        if (position < locations_.size() && locations_[position].entry->key == key) return &locations_[position];
+        return find(key);
+    }
+    const location& at(std::uint32_t position) const { return locations_.at(position); }
+    // The position of every location, sorted by key (a run's key lists are
+    // sorted). Headers usually list their keys in order already: then
+    // checking is enough.
+    std::vector<std::uint32_t> sorted_positions() const {
+        std::vector<std::uint32_t> sorted(locations_.size());
+        for (std::size_t i = 0; i < sorted.size(); ++i) sorted[i] = std::uint32_t(i);
+        const auto by_key = [&](std::uint32_t a, std::uint32_t b) {
+            return locations_[a].entry->key < locations_[b].entry->key;
+        };
         if (!std::is_sorted(sorted.begin(), sorted.end(), by_key)) std::sort(sorted.begin(), sorted.end(), by_key);
         return sorted;
     }
