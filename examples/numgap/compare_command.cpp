@@ -21,6 +21,7 @@
 #include <numgap/metric.hpp>
 #include <numgap/report.hpp>
 
+#include "keep_until_exit.hpp"
 #include "phase_timings.hpp"
 #include "progress_display.hpp"
 #include "report_outputs.hpp"
@@ -281,7 +282,9 @@ int run_compare(const compare_arguments& arguments) {
                   << numgap::terminal_text(arguments.dump_failing) << "\n";
     }
 
-    return report_exit_status(report);
+    const int status = report_exit_status(report);
+    keep_until_exit(std::move(report), std::move(matches), std::move(graphs), std::move(runs));
+    return status;
 }
 
 } // namespace numgap_cli
