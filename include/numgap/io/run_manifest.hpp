@@ -348,21 +348,19 @@ private:
         constexpr int depth = 3; // the document, "nodes", the node
         node_spec node;
         bool has_name = false, has_outputs = false;
-        const auto read_string = [&](int at_depth) {
-            json_value value = stream.read_value(at_depth);
-            if (!value.is_string()) throw needs_tree{};
-            return value.as_string();
+        const auto read_string = [&](std::string& into) {
+            if (!stream.read_string(into)) throw needs_tree{};
         };
         const auto read_strings = [&](std::vector<std::string>& strings) {
             if (stream.peek_significant() != '[') throw needs_tree{};
-            stream.read_array(depth + 1, [&] { strings.push_back(read_string(depth + 1)); });
+            stream.read_array(depth + 1, [&] { read_string(strings.emplace_back()); });
         };
         stream.read_object(depth, true, [&](const std::string& key) {
             if (key == "name") {
-                node.name = read_string(depth);
+                read_string(node.name);
                 has_name = true;
             } else if (key == "op") {
-                node.op = read_string(depth);
+                read_string(node.op);
             } else if (key == "inputs") {
                 read_strings(node.inputs);
             } else if (key == "outputs") {

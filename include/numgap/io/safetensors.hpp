@@ -192,8 +192,8 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
             (void)stream.read_value(1);
             refuse(error_kind::schema, " is not an object");
         }
-        json_value type;
-        bool has_shape = false, has_offsets = false;
+        std::string type_name;
+        bool has_type = false, has_shape = false, has_offsets = false;
         dimensions.clear();
         offsets.clear();
         // An array member's elements, each a count or nothing; false when the value is no array.
@@ -207,12 +207,14 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
             return true;
         };
         stream.read_object(2, true, [&](const std::string& member) {
-            if (member == "dtype") type = stream.read_value(2);
-            else if (member == "shape") has_shape = read_counts(dimensions);
+            if (member == "dtype") {
+                has_type = stream.read_string(type_name);
+                if (!has_type) (void)stream.read_value(2);
+            } else if (member == "shape") has_shape = read_counts(dimensions);
             else if (member == "data_offsets") has_offsets = read_counts(offsets);
             else (void)stream.read_value(2); // other members are ignored
         });
-        if (!type.is_string()) refuse(error_kind::schema, " has no string \"dtype\"");
+        if (!has_type) refuse(error_kind::schema, " has no string \"dtype\"");
         if (!has_shape) refuse(error_kind::schema, " has no \"shape\" array");
         if (!has_offsets || offsets.size() != 2)
             refuse(error_kind::schema, " has no \"data_offsets\" array of two integers");
@@ -224,7 +226,7 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
         };
         safetensors_entry entry;
         entry.key = key;
-        entry.dtype_name = type.as_string();
+        entry.dtype_name = std::move(type_name);
         const auto* known = std::find_if(std::begin(detail::safetensors_dtypes), std::end(detail::safetensors_dtypes),
                                          [&](const auto& candidate) { return candidate.name == entry.dtype_name; });
         if (known == std::end(detail::safetensors_dtypes))

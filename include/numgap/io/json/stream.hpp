@@ -60,6 +60,15 @@ public:
         return value;
     }
 
+    // The string that comes next, into `out` (no tree node for it); false,
+    // consuming nothing, when the next value is not a string.
+    bool read_string(std::string& out) {
+        skip_space();
+        if (peek() != '"') return false;
+        out = parse_string();
+        return true;
+    }
+
     // Only blanks may follow the document.
     void finish() {
         skip_space();
