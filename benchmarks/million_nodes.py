@@ -20,7 +20,9 @@ Two ways to store the tensors (--storage):
   npy          one .npy file per tensor (a directory of 2N files in all);
   safetensors  one tensors.safetensors file per run holding every tensor under
                its node's name, beside graph.json (a run directory reads the
-               keys of every .safetensors file in it).
+               keys of every .safetensors file in it); split into
+               tensors-00001.safetensors, ... where one header would pass the
+               format's 100 MB (the 10^6 fan-out target).
 
 One target tensor in every 1000 (at least one) is perturbed, so the report has
 failing groups, a first divergence and origins to summarise.
@@ -105,14 +107,14 @@ def qnn_name(name):
     return name.replace(".", "_") + "_output_0"
 
 
-def write_safetensors(path, entries, payloads):
-    """One safetensors file: every payload's float32 data under its entry's name."""
-    header, offset, data = {}, 0, []
-    for name, payload in zip(entries, payloads):
-        values = payload[len(payload) - 4 * ELEMENTS:]  # the .npy data follows its header
-        header[name] = {"dtype": "F32", "shape": [ELEMENTS], "data_offsets": [offset, offset + len(values)]}
-        offset += len(values)
-        data.append(values)
+# The safetensors format caps a header at 100 MB (numgap and the reference
+# implementation refuse more); a run whose keys need more is split into
+# several files, as large checkpoints are.
+MAX_HEADER_BYTES = 90_000_000
+
+
+def write_safetensors(path, header, data):
+    """One safetensors file: `header` maps each key to its entry, `data` holds the bytes in order."""
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * ((8 - len(text) % 8) % 8)
     with open(path, "wb") as f:
@@ -121,10 +123,32 @@ def write_safetensors(path, entries, payloads):
         f.write(b"".join(data))
 
 
+def write_safetensors_files(directory, entries, payloads):
+    """Every payload's float32 data under its entry's name: tensors.safetensors, or
+    tensors-00001.safetensors, ... when one header would pass MAX_HEADER_BYTES."""
+    files, header, data, offset, header_bytes = [], {}, [], 0, 2
+    for name, payload in zip(entries, payloads):
+        values = payload[len(payload) - 4 * ELEMENTS:]  # the .npy data follows its header
+        entry = {"dtype": "F32", "shape": [ELEMENTS], "data_offsets": [offset, offset + len(values)]}
+        size = len(json.dumps({name: entry}, separators=(",", ":")))
+        if header and header_bytes + size > MAX_HEADER_BYTES:
+            files.append((header, data))
+            header, data, offset, header_bytes = {}, [], 0, 2
+            entry["data_offsets"] = [0, len(values)]
+        header[name] = entry
+        header_bytes += size
+        offset += len(values)
+        data.append(values)
+    files.append((header, data))
+    for i, (file_header, file_data) in enumerate(files):
+        name = "tensors.safetensors" if len(files) == 1 else f"tensors-{i + 1:05d}.safetensors"
+        write_safetensors(os.path.join(directory, name), file_header, file_data)
+
+
 def write_run(directory, entries, payloads, graph, storage):
     os.makedirs(directory, exist_ok=True)
     if storage == "safetensors":
-        write_safetensors(os.path.join(directory, "tensors.safetensors"), entries, payloads)
+        write_safetensors_files(directory, entries, payloads)
         entries = []
     for name, payload in zip(entries, payloads):
         fd = os.open(os.path.join(directory, name + ".npy"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
