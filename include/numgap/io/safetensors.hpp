@@ -210,9 +210,13 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
             if (member == "dtype") {
                 has_type = stream.read_string(type_name);
                 if (!has_type) (void)stream.read_value(2);
-            } else if (member == "shape") has_shape = read_counts(dimensions);
-            else if (member == "data_offsets") has_offsets = read_counts(offsets);
-            else (void)stream.read_value(2); // other members are ignored
+            } else if (member == "shape") {
+                has_shape = read_counts(dimensions);
+            } else if (member == "data_offsets") {
+                has_offsets = read_counts(offsets);
+            } else {
+                (void)stream.read_value(2); // other members are ignored
+            }
         });
         if (!has_type) refuse(error_kind::schema, " has no string \"dtype\"");
         if (!has_shape) refuse(error_kind::schema, " has no \"shape\" array");
