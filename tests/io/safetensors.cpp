@@ -378,6 +378,16 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     run.write("folder/graph.json", R"({"tensors": {"q": {"dtype": "int8"}}})");
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "folder").load("q"); }),
                    "graph.json gives dtype int8 but 'sub/b.safetensors' stores key 'q' as U8"));
+    // Errors after the read name the file and the key (the text is built only then).
+    run.write("folder/graph.json", R"({"tensors": {"q": {"shape": [5]}}})");
+    const auto wrong_shape = numgap_test::caught_error([&] { (void)run_directory::open(run / "folder").load("q"); });
+    REQUIRE(wrong_shape.has_value());
+    CHECK(contains(wrong_shape->what(), "graph.json gives shape (5"));
+    CHECK(contains(wrong_shape->what(), "but 'sub/b.safetensors' key 'q' stores shape (4"));
+    CHECK(wrong_shape->where().item == "q");
+    run.write("folder/graph.json", R"({"tensors": {"q": {"axis_order": [1, 0]}}})");
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "folder").load("q"); }),
+                   "graph.json gives axis_order of 2 entries but 'sub/b.safetensors' key 'q' has rank 1"));
     std::filesystem::remove(run / "folder/graph.json");
 
     run.write("folder/c.safetensors", safetensors_file({{"logits", "F32", "[1]", bytes_of<float>({4})}}));

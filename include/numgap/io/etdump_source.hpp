@@ -54,7 +54,7 @@ public:
                             tensors_.file() + "' stores tensor '" + spec.key + "' as " +
                             std::string(name_of(state->view.type())),
                         error_location::at_item(tensors_.file(), spec.key));
-        detail::finish_loaded_tensor(spec, *state, tensors_.file() + "' event '" + spec.key);
+        detail::finish_loaded_tensor(spec, *state, detail::tensor_place{tensors_.file(), "event", spec.key});
         return loaded_tensor(std::move(state));
     }
     std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {

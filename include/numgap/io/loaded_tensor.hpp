@@ -126,19 +126,40 @@ private:
 
 namespace detail {
 
+// Where a tensor lies, as errors name it: "<file>" or "<file>' <kind> '<item>"
+// (a container file and its key). The text is built only for an error: a
+// million-tensor run loads two million tensors, and none of them fails.
+struct tensor_place {
+    std::string_view file;
+    std::string_view kind = {}; // "key", "event"; empty: the file alone names the tensor
+    std::string_view item = {};
+
+    std::string text() const {
+        std::string where(file);
+        if (!kind.empty()) where.append("' ").append(kind).append(" '").append(item);
+        return where;
+    }
+};
+
 inline void check_declared_shape(const tensor_spec& spec, std::span<const std::int64_t> stored,
-                                 const std::string& where) {
-    if (spec.shape && !std::equal(spec.shape->begin(), spec.shape->end(), stored.begin(), stored.end()))
+                                 const tensor_place& place) {
+    if (spec.shape && !std::equal(spec.shape->begin(), spec.shape->end(), stored.begin(), stored.end())) {
+        const std::string where = place.text();
         throw error(error_kind::shape,
                     "graph.json gives shape " + shape_text(*spec.shape) + " but '" + where + "' stores shape " +
                         shape_text(stored),
                     error_location::at_item(where, spec.key));
+    }
+}
+inline void check_declared_shape(const tensor_spec& spec, std::span<const std::int64_t> stored,
+                                 const std::string& where) {
+    check_declared_shape(spec, stored, tensor_place{where});
 }
 
 // Shape check, alignment, axis order, quantization and name: common to all sources.
-inline void finish_loaded_tensor(const tensor_spec& spec, loaded_tensor_state& state, const std::string& where) {
+inline void finish_loaded_tensor(const tensor_spec& spec, loaded_tensor_state& state, const tensor_place& place) {
     tensor_view& view = state.view;
-    check_declared_shape(spec, view.shape(), where);
+    check_declared_shape(spec, view.shape(), place);
     // float4_e2m1fn declared over one code a byte (an ml_dtypes .npy, which
     // io/npy/header.hpp hands over as uint8): packed here, once.
     if (spec.type == dtype::float4_e2m1fn && view.type() == dtype::uint8) {
@@ -154,41 +175,41 @@ inline void finish_loaded_tensor(const tensor_spec& spec, loaded_tensor_state& s
         if (state.mapping != nullptr && state.buffer == nullptr) state.mapping->check_intact(); // copied from the file
         view = tensor_view(state.aligned.data(), view.type(), view.shape(), view.strides());
     }
-    const error_location location = error_location::at_item(where, spec.key);
+    const auto refuse = [&](error_kind kind, const std::string& before, const std::string& after) {
+        const std::string where = place.text();
+        throw error(kind, before + where + after, error_location::at_item(where, spec.key));
+    };
     if (spec.axis_order) {
         if (int(spec.axis_order->size()) != view.rank())
-            throw error(error_kind::shape,
-                        "graph.json gives axis_order of " + std::to_string(spec.axis_order->size()) + " entries but '" +
-                            where + "' has rank " + std::to_string(view.rank()),
-                        location);
+            refuse(error_kind::shape,
+                   "graph.json gives axis_order of " + std::to_string(spec.axis_order->size()) + " entries but '",
+                   "' has rank " + std::to_string(view.rank()));
         view.with_axis_order(std::span<const int>(*spec.axis_order));
     }
     if (spec.quantized) {
         if (!is_integer(view.type()))
-            throw error(error_kind::dtype,
-                        "graph.json gives \"scale\" but '" + where + "' stores " + std::string(name_of(view.type())) +
-                            ", not an integer type",
-                        location);
+            refuse(error_kind::dtype, "graph.json gives \"scale\" but '",
+                   "' stores " + std::string(name_of(view.type())) + ", not an integer type");
         if (spec.quant_axis < 0) {
             view.with_quantization(quantization::per_tensor(spec.scales.front(), spec.zero_points.front()));
         } else {
             if (spec.quant_axis >= view.rank())
-                throw error(error_kind::shape,
-                            "graph.json gives quant_axis " + std::to_string(spec.quant_axis) + " but '" + where +
-                                "' has rank " + std::to_string(view.rank()),
-                            location);
+                refuse(error_kind::shape, "graph.json gives quant_axis " + std::to_string(spec.quant_axis) + " but '",
+                       "' has rank " + std::to_string(view.rank()));
             if (std::int64_t(spec.scales.size()) != view.shape(spec.quant_axis))
-                throw error(error_kind::shape,
-                            "graph.json gives " + std::to_string(spec.scales.size()) +
-                                " per-channel scales but dimension " + std::to_string(spec.quant_axis) + " of '" +
-                                where + "' has " + std::to_string(view.shape(spec.quant_axis)) + " channels",
-                            location);
+                refuse(error_kind::shape,
+                       "graph.json gives " + std::to_string(spec.scales.size()) + " per-channel scales but dimension " +
+                           std::to_string(spec.quant_axis) + " of '",
+                       "' has " + std::to_string(view.shape(spec.quant_axis)) + " channels");
             state.scales = spec.scales;
             state.zero_points = spec.zero_points;
             view.with_quantization(quantization::along(spec.quant_axis, state.scales, state.zero_points));
         }
     }
     view.with_name(state.key);
+}
+inline void finish_loaded_tensor(const tensor_spec& spec, loaded_tensor_state& state, const std::string& where) {
+    finish_loaded_tensor(spec, state, tensor_place{where});
 }
 
 } // namespace detail

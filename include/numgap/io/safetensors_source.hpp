@@ -69,7 +69,7 @@ inline loaded_tensor load_safetensors_tensor(const tensor_spec& spec, const safe
                     "graph.json gives dtype " + std::string(name_of(*spec.type)) + " but '" + where.source->name +
                         "' stores key '" + spec.key + "' as " + where.entry->dtype_name,
                     error_location::at_item(where.source->name, spec.key));
-    finish_loaded_tensor(spec, *state, where.source->name + "' key '" + spec.key);
+    finish_loaded_tensor(spec, *state, tensor_place{where.source->name, "key", spec.key});
     return loaded_tensor(std::move(state));
 }
 
