@@ -226,17 +226,19 @@ int run_compare(const compare_arguments& arguments) {
     timings.end_phase("open runs");
     for (const auto* run : {&reference_run, &target_run})
         for (const std::string& note : run->notes()) std::cerr << "numgap: " << numgap::terminal_text(note) << "\n";
-    // Shapes from the .npy headers only help structural matching; reading them
-    // costs one small read per file (most of the graphs' cost for a million
-    // small tensors), so only when it runs. With --match auto the exact
-    // strategies usually pair every reference node, leaving structure nothing
-    // to do: match without header shapes first, and again with them only when
-    // structure had reference nodes to work on (the result then is exactly
-    // what matching with shapes from the start gives).
+    // Shapes only help structural matching; reading them costs one small read
+    // per .npy file (most of the graphs' cost for a million small tensors),
+    // and even declared ones a lookup and a few hundred bytes per node, so
+    // only when it runs. With --match auto the exact strategies usually pair
+    // every reference node, leaving structure nothing to do: match without
+    // shapes first, and again with them only when structure had reference
+    // nodes to work on (the result then is exactly what matching with shapes
+    // from the start gives).
     const bool structure_only = arguments.match == "structure";
     // The graphs hold what the comparison needs of graph.json's nodes.
     const auto graph_of = [structure_only](numgap::io::run_directory& run) {
-        numgap::basic_graph graph = numgap::run_graph(run, structure_only);
+        numgap::basic_graph graph =
+            numgap::run_graph(run, structure_only ? numgap::run_graph_shapes::stored : numgap::run_graph_shapes::none);
         run.release_nodes();
         return graph;
     };

@@ -5,6 +5,7 @@
 // matching pairs branches of different widths by shape.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -166,5 +167,36 @@ TEST_CASE("run_graph: shapes declared in graph.json alone pair branches of diffe
     const auto reference_run = numgap::io::run_directory::open(reference_dir.path());
     const auto target_run = numgap::io::run_directory::open(target_dir.path());
     check_paired_by_width(numgap::run_graph(reference_run, false), numgap::run_graph(target_run, false));
+}
+
+TEST_CASE("run_graph: run_graph_shapes none, declared and stored; add_stored_shapes completes none exactly") {
+    // graph.json declares the narrow branch's shape only; the wide one and x
+    // are known from their .npy headers alone.
+    const numgap_test::temp_directory dir;
+    write_two_width_run(dir, false, false);
+    dir.write("graph.json", R"({"nodes": [{"name": "narrow", "op": "conv", "inputs": ["x"]},
+                                          {"name": "wide", "op": "conv", "inputs": ["x"]}],
+                                "tensors": {"narrow": {"shape": [1, 8]}}})");
+    const auto run = numgap::io::run_directory::open(dir.path());
+    const auto shapes_of = [](const numgap::basic_graph& graph) {
+        std::vector<std::optional<numgap::shape_type>> shapes;
+        for (const char* name : {"x", "narrow", "wide"})
+            shapes.push_back(graph.output_shape(graph.find(name).value(), 0));
+        return shapes;
+    };
+    using shapes = std::vector<std::optional<numgap::shape_type>>;
+    const numgap::basic_graph none = numgap::run_graph(run, numgap::run_graph_shapes::none);
+    CHECK(shapes_of(none) == shapes{std::nullopt, std::nullopt, std::nullopt});
+    for (std::size_t node = 0; node < none.num_nodes(); ++node) CHECK(none.node(node).output_shapes.empty());
+    CHECK(shapes_of(numgap::run_graph(run, numgap::run_graph_shapes::declared)) ==
+          shapes{std::nullopt, numgap::shape_type{1, 8}, std::nullopt});
+    CHECK(shapes_of(numgap::run_graph(run, false)) ==
+          shapes_of(numgap::run_graph(run, numgap::run_graph_shapes::declared)));
+    const shapes stored{numgap::shape_type{1, 4}, numgap::shape_type{1, 8}, numgap::shape_type{1, 16}};
+    CHECK(shapes_of(numgap::run_graph(run, numgap::run_graph_shapes::stored)) == stored);
+    CHECK(shapes_of(numgap::run_graph(run)) == stored);
+    numgap::basic_graph completed = numgap::run_graph(run, numgap::run_graph_shapes::none);
+    numgap::add_stored_shapes(completed, run);
+    CHECK(shapes_of(completed) == stored);
 }
 } // TEST_SUITE("compare")

@@ -14,7 +14,8 @@ TEST_CASE("basic_graph: add node defaults output key to name") {
     const auto a = g.add_node("a");
     CHECK(a == 0);
     CHECK(g.node(a).output_keys == std::vector<std::string>{"a"});
-    CHECK(g.node(a).output_shapes.size() == 1);
+    CHECK(g.node(a).output_shapes.empty()); // no shape known yet
+    CHECK_FALSE(g.output_shape(a, 0).has_value());
     CHECK(g.node(a).op.empty());
     CHECK(g.find("a") == a);
     CHECK_FALSE(g.find("b").has_value());
@@ -61,6 +62,23 @@ TEST_CASE("basic_graph: producer of resolves every output key") {
     g.set_output_keys(topk, {"v"});
     CHECK_FALSE(g.producer_of("values").has_value());
     CHECK(g.producer_of("v") == topk);
+}
+
+TEST_CASE("basic_graph: output shapes are stored once one is set and cleared with the output keys") {
+    numgap::basic_graph g;
+    const auto split = g.add_node("split", "split", {}, {}, {"low", "high"});
+    CHECK(g.node(split).output_shapes.empty());
+    g.set_output_shape(split, 1, {2, 3});
+    CHECK(g.node(split).output_shapes.size() == 2); // one per output key from the first shape on
+    CHECK_FALSE(g.output_shape(split, 0).has_value());
+    CHECK(g.output_shape(split, 1) == numgap::shape_type{2, 3});
+    CHECK_FALSE(g.output_shape(split, 2).has_value()); // no such output
+    g.set_output_shape(split, 0, {4});
+    CHECK(g.output_shape(split, 0) == numgap::shape_type{4});
+    g.set_output_keys(split, {"a", "b", "c"});
+    CHECK(g.node(split).output_shapes.empty());
+    CHECK_FALSE(g.output_shape(split, 1).has_value());
+    CHECK_THROWS_WITH_AS(g.set_output_shape(split, 3, {1}), doctest::Contains("'split' has 3 outputs"), numgap::error);
 }
 
 TEST_CASE("basic_graph: node without outputs") {

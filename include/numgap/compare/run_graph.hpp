@@ -16,7 +16,11 @@
 // so structural matching can tell branches of different widths apart. The
 // run_directory overload also reads the .npy headers (only the headers) of
 // the keys graph.json gives no shape for; pass read_headers = false when no
-// structural matching will run (name or handle matching only).
+// structural matching will run (name or handle matching only), or
+// run_graph_shapes::none to leave every shape out: only structural matching
+// reads shapes, and a million nodes' shapes cost a few hundred MB and one
+// spec lookup each; add_stored_shapes fills them in later, exactly as
+// run_graph(run) would have.
 // The manifest reader already refuses duplicate names, tensors produced twice
 // and nodes reading a later node's output (which is how a cycle shows up in a
 // file listed producers-before-consumers), so the result is in topological
@@ -53,19 +57,24 @@ template <class ShapeOf> void fill_output_shapes(basic_graph& graph, ShapeOf&& s
     }
 }
 
-// run_graph(manifest, tensor_keys), finding each key's spec with `find_spec`
-// (the manifest's binary search, or an opened run's index).
-template <class KeyRange, class FindSpec>
-basic_graph run_graph_with(const io::run_manifest& manifest, const KeyRange& tensor_keys, FindSpec&& find_spec) {
-    basic_graph graph;
-    auto declared_shape = [&](const std::string& key) -> std::optional<shape_type> {
+// Gives every output of `graph` whose shape is unknown the shape its spec
+// declares, if any; `find_spec(key)` is the manifest's binary search or an
+// opened run's index.
+template <class FindSpec>
+void fill_declared_shapes(basic_graph& graph, FindSpec&& find_spec) {
+    fill_output_shapes(graph, [&](const std::string& key) -> std::optional<shape_type> {
         const io::tensor_spec* spec = find_spec(key);
         if (spec == nullptr || !spec->shape) return std::nullopt;
         return io::reference_order_shape(*spec, *spec->shape);
-    };
+    });
+}
+
+// run_graph(manifest, tensor_keys) without shapes.
+template <class KeyRange>
+basic_graph run_graph_nodes(const io::run_manifest& manifest, const KeyRange& tensor_keys) {
+    basic_graph graph;
     if (!manifest.has_graph) {
         for (const auto& key : tensor_keys) graph.add_node(std::string(key), {}, {}, {}, {std::string(key)});
-        detail::fill_output_shapes(graph, declared_shape);
         return graph;
     }
     // Indices over the manifest's own strings, which outlive this call: no
@@ -74,6 +83,8 @@ basic_graph run_graph_with(const io::run_manifest& manifest, const KeyRange& ten
     std::vector<std::string_view> names, keys;
     std::vector<std::size_t> producer_of_key; // graph node of keys[i]
     names.reserve(manifest.nodes.size());
+    keys.reserve(manifest.nodes.size());
+    producer_of_key.reserve(manifest.nodes.size());
     detail::positional_key_index name_positions([&](std::size_t i) { return names[i]; }, manifest.nodes.size());
     detail::positional_key_index key_positions([&](std::size_t i) { return keys[i]; }, manifest.nodes.size());
     const auto add_name = [&](std::string_view name) {
@@ -115,15 +126,15 @@ basic_graph run_graph_with(const io::run_manifest& manifest, const KeyRange& ten
             producer_of_key.push_back(index);
         }
     }
-    detail::fill_output_shapes(graph, declared_shape);
     return graph;
 }
 } // namespace detail
 
 template <class KeyRange>
 basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_keys) {
-    return detail::run_graph_with(manifest, tensor_keys,
-                                  [&](std::string_view key) { return manifest.find_tensor(key); });
+    basic_graph graph = detail::run_graph_nodes(manifest, tensor_keys);
+    detail::fill_declared_shapes(graph, [&](std::string_view key) { return manifest.find_tensor(key); });
+    return graph;
 }
 
 // Gives every output of `graph` whose shape is still unknown the shape stored
@@ -136,16 +147,32 @@ inline void add_stored_shapes(basic_graph& graph, const io::run_directory& run) 
     detail::fill_output_shapes(graph, [&](const std::string& key) { return run.stored_shape(key); });
 }
 
-// The graph of an opened run: run_graph(run.manifest(), run.keys()), plus the
-// shapes in the .npy headers when `read_headers` is true (add_stored_shapes).
-inline basic_graph run_graph(const io::run_directory& run, bool read_headers = true) {
+// Which output shapes run_graph(run, ...) gives the nodes.
+enum class run_graph_shapes {
+    none,     // none (add_stored_shapes later gives what `stored` would have)
+    declared, // the shapes the run declares: graph.json's, a container header's
+    stored,   // declared, else read from the .npy headers (add_stored_shapes)
+};
+
+// The graph of an opened run: run_graph(run.manifest(), run.keys()) with the
+// shapes `shapes` names.
+inline basic_graph run_graph(const io::run_directory& run, run_graph_shapes shapes) {
     // With graph.json the nodes come from it, and the key list (a copy of every key) is not read.
-    const auto find_spec = [&](std::string_view key) { return run.find_tensor(key); };
-    basic_graph graph = run.manifest().has_graph
-                            ? detail::run_graph_with(run.manifest(), std::vector<std::string>{}, find_spec)
-                            : detail::run_graph_with(run.manifest(), run.keys(), find_spec);
-    if (read_headers) add_stored_shapes(graph, run);
+    basic_graph graph = run.manifest().has_graph ? detail::run_graph_nodes(run.manifest(), std::vector<std::string>{})
+                                                 : detail::run_graph_nodes(run.manifest(), run.keys());
+    switch (shapes) {
+    case run_graph_shapes::none: break;
+    case run_graph_shapes::declared:
+        detail::fill_declared_shapes(graph, [&](std::string_view key) { return run.find_tensor(key); });
+        break;
+    case run_graph_shapes::stored: add_stored_shapes(graph, run); break;
+    }
     return graph;
+}
+
+// run_graph(run, stored) when `read_headers` is true, else run_graph(run, declared).
+inline basic_graph run_graph(const io::run_directory& run, bool read_headers = true) {
+    return run_graph(run, read_headers ? run_graph_shapes::stored : run_graph_shapes::declared);
 }
 
 } // namespace numgap

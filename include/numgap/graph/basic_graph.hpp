@@ -44,7 +44,9 @@ public:
         std::vector<std::size_t> producers;
         std::vector<std::int64_t> debug_handles;
         std::vector<std::string> output_keys;
-        std::vector<std::optional<shape_type>> output_shapes; // one per output key
+        // One per output key once a shape is set; empty while none is known
+        // (a million-node graph matched by name never needs one).
+        std::vector<std::optional<shape_type>> output_shapes;
     };
 
     std::size_t add_node(std::string name, std::string op = {},
@@ -65,9 +67,8 @@ public:
             }
         }
         if (output_keys.empty()) output_keys.push_back(name);
-        node_type node{std::move(name), std::move(op), std::move(producers),
+        node_type node{std::move(name),          std::move(op),          std::move(producers),
                        std::move(debug_handles), std::move(output_keys), {}};
-        node.output_shapes.resize(node.output_keys.size());
         nodes_.push_back(std::move(node));
         index_name(index);
         index_keys(index);
@@ -109,7 +110,7 @@ public:
             key_index_.erase(key, key_equals{this});
         }
         nodes_[node].output_keys = std::move(keys);
-        nodes_[node].output_shapes.assign(nodes_[node].output_keys.size(), std::nullopt);
+        nodes_[node].output_shapes.clear();
         if (shared) {
             rebuild_key_index();
             return;
@@ -129,7 +130,9 @@ public:
                             " outputs; cannot set the shape of output " + std::to_string(output),
                         error_location::of_item(nodes_[node].name));
         }
-        nodes_[node].output_shapes[output] = std::move(shape);
+        std::vector<std::optional<shape_type>>& shapes = nodes_[node].output_shapes;
+        shapes.resize(nodes_[node].output_keys.size());
+        shapes[output] = std::move(shape);
     }
 
     void set_op(std::size_t node, std::string op) {
