@@ -65,6 +65,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -166,7 +167,9 @@ private:
         const std::string& operator()(std::size_t i) const { return manifest->nodes[i].name; }
     };
     using node_names = numgap::detail::positional_key_index<name_of_node>;
-    static node_names node_names_of(const run_manifest& manifest) { return node_names(name_of_node{&manifest}); }
+    static node_names node_names_of(const run_manifest& manifest, std::size_t expected = 0) {
+        return node_names(name_of_node{&manifest}, expected);
+    }
 
 public:
     run_manifest read(const json_value& root) {
@@ -211,7 +214,16 @@ public:
         stream.read_object(1, true, [&](const std::string& key) {
             if (key == "nodes") {
                 if (stream.peek_significant() != '[') throw needs_tree{};
-                node_names index_of_name = node_names_of(manifest);
+                // At most one node per '{' ahead, each at least {"name":"x"}:
+                // reserved, not grown by doubling. Untouched capacity costs
+                // address space only (a guess too large for it is dropped);
+                // the name index is touched, so it is sized for at most 2^22.
+                const std::size_t expected = stream.bound_ahead('{', 12);
+                try {
+                    manifest.nodes.reserve(manifest.nodes.size() + expected);
+                } catch (const std::bad_alloc&) {
+                }
+                node_names index_of_name = node_names_of(manifest, std::min<std::size_t>(expected, 1 << 22));
                 stream.read_array(2, [&] { read_streamed_node(stream, manifest, index_of_name); });
             } else if (key == "tensors") {
                 if (stream.peek_significant() != '{') throw needs_tree{};
@@ -398,6 +410,7 @@ private:
         // Each output key -> (node, output) that first produces it; the
         // index compares against the manifest's own strings.
         std::vector<std::pair<std::size_t, std::size_t>> produced;
+        produced.reserve(manifest.nodes.size());
         numgap::detail::positional_key_index producer(
             [&](std::size_t i) -> const std::string& {
                 return manifest.nodes[produced[i].first].outputs[produced[i].second];

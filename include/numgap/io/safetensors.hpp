@@ -169,7 +169,13 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
     // the whole entry is read, as over a tree, so which error a broken entry
     // reports does not depend on the order of its members.
     std::vector<std::optional<std::uint64_t>> dimensions, offsets;
-    stream.read_object(1, true, [&](const std::string& key) {
+    // Every entry is an object of at least ~48 bytes ("":{"dtype":"U8",
+    // "shape":[],"data_offsets":[0,0]}): room for that many is reserved
+    // (pages are touched only as entries are stored), so a million entries
+    // are not copied through twenty reallocations.
+    const std::size_t expected_entries = stream.bound_ahead('{', 40);
+    index.entries.reserve(expected_entries);
+    const auto read_entry = [&](const std::string& key) {
         // Messages are built only on the way to an error.
         const auto where = [&] { return in_file + ", key '" + key + "'"; };
         const auto refuse = [&](error_kind kind, const std::string& reason) {
@@ -266,7 +272,8 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
         entry.begin = index.data_start + begin;
         entry.end = index.data_start + end;
         index.entries.push_back(std::move(entry));
-    });
+    };
+    stream.read_object(1, true, read_entry, expected_entries);
     stream.finish();
     std::vector<const safetensors_entry*> by_offset;
     by_offset.reserve(index.entries.size());

@@ -13,6 +13,16 @@
 TEST_SUITE("io") {
 
 namespace {
+// The error's message, or empty when none is thrown.
+std::string message_of_or_empty(auto&& read) {
+    try {
+        read();
+    } catch (const numgap::error& failure) {
+        return failure.what();
+    }
+    return {};
+}
+
 std::string message_of(auto&& read) {
     try {
         read();
@@ -78,6 +88,62 @@ TEST_CASE("json_stream: errors read like parse_json's, duplicates only where ask
         ++members;
     });
     CHECK(members == 2);
+}
+
+TEST_CASE("json_stream: bound_ahead counts openers from the position on, capped by the bytes left") {
+    const std::string text = "{\"a\": [{\"x\": 1}, {\"y\": \"{\"}], \"b\": {}}";
+    numgap::io::detail::json_stream stream(text, "g.json");
+    CHECK(stream.bound_ahead('{', 1) == 5); // the string's '{' counts: a bound, not a count
+    CHECK(stream.bound_ahead('[', 1) == 1);
+    CHECK(stream.bound_ahead('{', 10) == text.size() / 10);
+    CHECK(stream.bound_ahead('{', 0) == 5);
+    CHECK(stream.bound_ahead('(', 1) == 0);
+    stream.read_object(1, true, [&](const std::string& key) {
+        if (key == "b") CHECK(stream.bound_ahead('{', 1) == 1); // only what is left
+        (void)stream.read_value(1);
+    });
+    CHECK(stream.bound_ahead('{', 1) == 0);
+}
+
+TEST_CASE("json_stream: the expected-size hint of read_object changes no result") {
+    // 3, 9 and 200 keys (both sides of the few-keys switch), a duplicate at
+    // the end or none, hints of 0, too few, exact, too many and absurd.
+    for (const int count : {3, 9, 200}) {
+        for (const bool duplicate : {false, true}) {
+            std::string text = "{";
+            for (int i = 0; i < count; ++i)
+                text += (i ? ", \"k" : "\"k") + std::to_string(i) + "\": " + std::to_string(i);
+            if (duplicate) text += ", \"k1\": 0";
+            text += "}";
+            std::string expected;
+            int expected_members = -1;
+            for (const std::size_t hint :
+                 {std::size_t(0), std::size_t(2), std::size_t(count), std::size_t(10 * count), std::size_t(1) << 40}) {
+                CAPTURE(count);
+                CAPTURE(duplicate);
+                CAPTURE(hint);
+                int members = 0;
+                const std::string message = message_of_or_empty([&] {
+                    numgap::io::detail::json_stream stream(text, "g.json");
+                    stream.read_object(
+                        1, true,
+                        [&](const std::string&) {
+                            (void)stream.read_value(1);
+                            ++members;
+                        },
+                        hint);
+                    stream.finish();
+                });
+                if (expected_members < 0) {
+                    expected = message;
+                    expected_members = members;
+                }
+                CHECK(message == expected);
+                CHECK(members == expected_members);
+                CHECK(message.empty() != duplicate);
+            }
+        }
+    }
 }
 
 } // TEST_SUITE("io")

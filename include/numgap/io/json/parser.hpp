@@ -132,7 +132,8 @@ protected: // json_stream (io/json/stream.hpp) reads a document piecewise with t
     // Walks the object that starts here ('{'), nested `depth` levels deep:
     // on_member(key) is called positioned at each member's value and must
     // consume it. Duplicate keys are refused when check_duplicates is set.
-    template <class OnMember> void for_each_member(int depth, bool check_duplicates, OnMember&& on_member) {
+    template <class OnMember>
+    void for_each_member(int depth, bool check_duplicates, OnMember&& on_member, std::size_t expected_members = 0) {
         check_depth(depth);
         ++position_;
         skip_space();
@@ -167,8 +168,19 @@ protected: // json_stream (io/json/stream.hpp) reads a document piecewise with t
                 first_keys[key_count++] = key;
                 return false;
             }
-            if (more_keys.empty())
+            if (more_keys.empty()) {
+                // A member takes at least 4 bytes ("":0,), which bounds any
+                // hint; the index is touched as it is sized: at most 2^22
+                // keys' worth.
+                const std::size_t left = text_.size() - position_;
+                const std::size_t expected = std::min(expected_members, left / 4);
+                if (expected > few_keys) {
+                    more_keys.reserve(std::min<std::size_t>(expected, 1 << 22));
+                    key_ends.reserve(expected);
+                    key_arena.reserve(std::min(expected * 24, left));
+                }
                 for (const std::string& first : first_keys) remember(first);
+            }
             return !remember(key);
         };
         for (;;) {

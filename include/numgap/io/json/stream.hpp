@@ -12,7 +12,9 @@
 // e.g. by sorting). The stream keeps views of the text and the file name:
 // both must outlive it. Complexity: O(text). Throws: numgap::error (format,
 // or limit for nesting), std::bad_alloc.
+#include <algorithm>
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,9 +43,31 @@ public:
     // Reads the object that comes next (the caller checked peek_significant()
     // is '{'), nested `depth` levels deep (1 for the document's own),
     // calling on_member(key) positioned at each member's value, which it must
-    // consume with read_value.
-    template <class OnMember> void read_object(int depth, bool check_duplicates, OnMember&& on_member) {
-        for_each_member(depth, check_duplicates, [&](std::string& key) { on_member(std::as_const(key)); });
+    // consume with read_value. `expected_members` (a guess, see
+    // bound_ahead) sizes the duplicate check of a large object at once
+    // instead of doubling it step by step.
+    template <class OnMember>
+    void read_object(int depth, bool check_duplicates, OnMember&& on_member, std::size_t expected_members = 0) {
+        for_each_member(
+            depth, check_duplicates, [&](std::string& key) { on_member(std::as_const(key)); }, expected_members);
+    }
+
+    // An upper bound on how many values that each hold `opener` ('{' or '[')
+    // and take at least `min_bytes` of text can follow: what a caller may
+    // reserve for the elements of a large container before reading it
+    // (a million-element vector grown by doubling copies and first-touches
+    // twice its size). Counting is a memchr pass over the rest of the text.
+    std::size_t bound_ahead(char opener, std::size_t min_bytes) const noexcept {
+        const char* at = text_.data() + position_;
+        const char* const end = text_.data() + text_.size();
+        std::size_t count = 0;
+        while (at < end) {
+            const void* found = std::memchr(at, opener, std::size_t(end - at));
+            if (found == nullptr) break;
+            ++count;
+            at = static_cast<const char*>(found) + 1;
+        }
+        return std::min(count, (text_.size() - position_) / (min_bytes == 0 ? 1 : min_bytes));
     }
 
     // Reads the array that comes next ('['), calling on_element() positioned
