@@ -445,4 +445,41 @@ TEST_CASE("report names stay unique when a made-up suffix is a name the graph al
     for (std::size_t i = 0; i < names.size(); ++i)
         for (std::size_t j = i + 1; j < names.size(); ++j) CHECK(names[i] != names[j]);
 }
+
+namespace {
+// A graph whose node_name gives a new string each time: no name to refer to.
+struct named_by_value {
+    std::vector<std::string> names;
+    std::size_t num_nodes() const { return names.size(); }
+    std::string node_name(std::size_t i) const { return names[i]; }
+    std::vector<std::size_t> producers(std::size_t) const { return {}; }
+    std::string_view op_type(std::size_t) const { return "op"; }
+};
+} // namespace
+
+TEST_CASE("report_name_table: the graph's own strings when unique, report_names otherwise") {
+    numgap::basic_graph unique;
+    for (const char* name : {"a", "b", "a long name that does not fit a short string buffer"}) unique.add_node(name);
+    const numgap::detail::report_name_table table(unique);
+    CHECK(table.refers_to_graph());
+    for (std::size_t i = 0; i < unique.num_nodes(); ++i) CHECK(&table[i] == &unique.node_name(i)); // no copy
+
+    numgap::basic_graph repeated;
+    for (const char* name : {"a", "a", "a#1", "", "#4"}) repeated.add_node(name);
+    const numgap::detail::report_name_table made_unique(repeated);
+    CHECK_FALSE(made_unique.refers_to_graph());
+    const std::vector<std::string> expected = numgap::detail::report_names(repeated);
+    for (std::size_t i = 0; i < expected.size(); ++i) CHECK(made_unique[i] == expected[i]);
+
+    numgap::basic_graph empty_name;
+    empty_name.add_node("x");
+    empty_name.add_node("");
+    CHECK_FALSE(numgap::detail::report_name_table(empty_name).refers_to_graph());
+
+    const named_by_value by_value{{"p", "q"}};
+    const numgap::detail::report_name_table copied(by_value);
+    CHECK_FALSE(copied.refers_to_graph());
+    CHECK(copied[0] == "p");
+    CHECK(copied[1] == "q");
+}
 } // TEST_SUITE("compare")

@@ -116,8 +116,47 @@ template <graph G> std::vector<std::string> report_names(const G& g) {
     return names;
 }
 
-inline std::vector<std::string> names_of(const std::vector<std::string>& names,
-                                  const node_list& nodes) {
+// The report names of g's nodes (report_names) as `table[i]`. When g's
+// node_name gives a const std::string& and every name is given and unique
+// (the usual case), the table refers to the graph's own strings: a run of a
+// million nodes is not copied name by name for the report. Else it holds
+// report_names(g). The graph must outlive the table.
+template <graph G>
+class report_name_table {
+    static constexpr bool can_refer =
+        std::is_same_v<decltype(numgap::node_name(std::declval<const G&>(), std::size_t{})), const std::string&>;
+
+public:
+    explicit report_name_table(const G& g) : graph_(&g) {
+        if constexpr (can_refer) {
+            const std::size_t n = numgap::num_nodes(g);
+            if (n < max_key_positions) {
+                const auto name_at = [&g](std::size_t i) -> const std::string& { return numgap::node_name(g, i); };
+                positional_key_index distinct(name_at, n);
+                std::size_t i = 0;
+                while (i < n && !name_at(i).empty() && distinct.insert(name_at(i), i).second) ++i;
+                if (i == n) return;
+            }
+        }
+        owned_ = report_names(g);
+        owns_ = true;
+    }
+    const std::string& operator[](std::size_t i) const {
+        if constexpr (can_refer)
+            if (!owns_) return numgap::node_name(*graph_, i);
+        return owned_[i];
+    }
+    // Whether the names are the graph's own strings (for tests).
+    bool refers_to_graph() const noexcept { return !owns_; }
+
+private:
+    const G* graph_;
+    bool owns_ = false;
+    std::vector<std::string> owned_;
+};
+
+template <class Names>
+std::vector<std::string> names_of(const Names& names, const node_list& nodes) {
     std::vector<std::string> result;
     result.reserve(nodes.size());
     for (std::size_t node : nodes) result.push_back(names[node]);
@@ -288,8 +327,8 @@ comparison_report compare_runs(const ReferenceGraph& reference_graph, const Targ
     comparison_report report;
     report.metric_names = metrics.names();
 
-    const std::vector<std::string> reference_names = detail::report_names(reference_graph);
-    const std::vector<std::string> target_names = detail::report_names(target_graph);
+    const detail::report_name_table reference_names(reference_graph);
+    const detail::report_name_table target_names(target_graph);
     const std::vector<std::size_t> order = topological_order(reference_graph);
     std::vector<std::size_t> position(order.size());
     for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;

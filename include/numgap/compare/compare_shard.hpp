@@ -145,8 +145,8 @@ requires tensor_source<std::remove_reference_t<ReferenceSource>> && tensor_sourc
     // The report lists the kept groups in group order (the repair pass drops
     // only groups of this shard, and never changes a row's reference nodes),
     // then the unmatched rows; a row is told from its group by those nodes.
-    const std::vector<std::string> reference_names = detail::report_names(reference_graph);
-    const std::vector<std::string> target_names = detail::report_names(target_graph);
+    const detail::report_name_table reference_names(reference_graph);
+    const detail::report_name_table target_names(target_graph);
     std::unordered_map<std::string_view, std::size_t> reference_index, target_index;
     for (std::size_t node = 0; node < reference_nodes; ++node) reference_index.emplace(reference_names[node], node);
     for (std::size_t node = 0; node < target_nodes; ++node) target_index.emplace(target_names[node], node);

@@ -105,10 +105,10 @@ inline bool repair_needs_attention(const std::vector<match_group>& groups, const
 
 // CompareGroup(row, shapes_are_evidence) compares row.reference_tensor with
 // row.target_tensor into row and returns whether the shapes differ.
-template <graph TargetGraph, class CompareGroup>
-repair_outcome repair_pairings(match_result& matches, std::vector<group_report>& rows,
-                               std::vector<char>& shapes_differ, const TargetGraph& target_graph,
-                               const std::vector<std::string>& target_names, repair_mode mode,
+// target_names[node] is the report name of a target node (report_name_table).
+template <graph TargetGraph, class TargetNames, class CompareGroup>
+repair_outcome repair_pairings(match_result& matches, std::vector<group_report>& rows, std::vector<char>& shapes_differ,
+                               const TargetGraph& target_graph, const TargetNames& target_names, repair_mode mode,
                                CompareGroup&& compare_group) {
     repair_outcome outcome;
     outcome.dropped.assign(rows.size(), false);
