@@ -209,7 +209,11 @@ inline safetensors_index parse_safetensors_header(std::span<const std::byte> byt
                 return false;
             }
             counts.clear();
-            stream.read_array(3, [&] { counts.push_back(detail::safetensors_count(stream.read_value(3))); });
+            stream.read_array(3, [&] {
+                if (const std::optional<std::int64_t> plain = stream.read_plain_integer())
+                    counts.push_back(std::uint64_t(*plain)); // what safetensors_count gives for it
+                else counts.push_back(detail::safetensors_count(stream.read_value(3)));
+            });
             return true;
         };
         stream.read_object(2, true, [&](const std::string& member) {

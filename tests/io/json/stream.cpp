@@ -105,6 +105,56 @@ TEST_CASE("json_stream: bound_ahead counts openers from the position on, capped 
     CHECK(stream.bound_ahead('{', 1) == 0);
 }
 
+TEST_CASE("json_stream: read_plain_integer reads what read_value reads as an integer, else nothing") {
+    // Each element read both ways: plain digits give read_value's integer;
+    // anything else is left for read_value, whose result or error stands.
+    const std::vector<std::string> elements = {"0",
+                                               "7",
+                                               "16",
+                                               " 42",
+                                               "\n 3",
+                                               "123456789012345678",
+                                               "1234567890123456789",
+                                               "99999999999999999999",
+                                               "007",
+                                               "-1",
+                                               "-0",
+                                               "1.5",
+                                               "1e3",
+                                               "2E1",
+                                               "0.0",
+                                               "\"5\"",
+                                               "true",
+                                               "[1]",
+                                               "12x",
+                                               "1 2"};
+    for (const std::string& element : elements) {
+        CAPTURE(element);
+        const std::string text = "[" + element + "]";
+        const auto read = [&](bool plain_first, std::string& error, std::string& value) {
+            numgap::io::detail::json_stream stream(text, "h.json");
+            error = message_of_or_empty([&] {
+                stream.read_array(1, [&] {
+                    if (plain_first)
+                        if (const auto plain = stream.read_plain_integer()) {
+                            value = "integer " + std::to_string(*plain);
+                            return;
+                        }
+                    const numgap::io::json_value tree = stream.read_value(1);
+                    value = tree.is_integer() ? "integer " + std::to_string(tree.as_integer())
+                                              : std::string(numgap::io::json_value::describe(tree.type()));
+                });
+                stream.finish();
+            });
+        };
+        std::string plain_error, plain_value, tree_error, tree_value;
+        read(true, plain_error, plain_value);
+        read(false, tree_error, tree_value);
+        CHECK(plain_error == tree_error);
+        CHECK(plain_value == tree_value);
+    }
+}
+
 TEST_CASE("json_stream: the expected-size hint of read_object changes no result") {
     // 3, 9 and 200 keys (both sides of the few-keys switch), a duplicate at
     // the end or none, hints of 0, too few, exact, too many and absurd.

@@ -14,7 +14,9 @@
 // or limit for nesting), std::bad_alloc.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -91,6 +93,24 @@ public:
         if (peek() != '"') return false;
         out = parse_string();
         return true;
+    }
+
+    // The integer that comes next when it is written as plain digits (no
+    // sign, fraction or exponent, no leading zero) of at most 18: the value
+    // read_value would give, without a tree node (a safetensors header of a
+    // million entries holds three million of them). nullopt, consuming
+    // nothing, for anything else: read it with read_value.
+    std::optional<std::int64_t> read_plain_integer() {
+        skip_space();
+        std::size_t at = position_;
+        std::uint64_t value = 0; // 19 digits fit; more than 18 are refused below
+        while (at < text_.size() && at - position_ < 19 && text_[at] >= '0' && text_[at] <= '9')
+            value = value * 10 + std::uint64_t(text_[at++] - '0');
+        const std::size_t digits = at - position_;
+        if (digits == 0 || digits > 18 || (digits > 1 && text_[position_] == '0')) return std::nullopt;
+        if (at < text_.size() && (text_[at] == '.' || text_[at] == 'e' || text_[at] == 'E')) return std::nullopt;
+        position_ = at;
+        return std::int64_t(value);
     }
 
     // Only blanks may follow the document.
