@@ -67,9 +67,12 @@ public:
             }
         }
         if (output_keys.empty()) output_keys.push_back(name);
-        node_type node{std::move(name),          std::move(op),          std::move(producers),
-                       std::move(debug_handles), std::move(output_keys), {}};
-        nodes_.push_back(std::move(node));
+        nodes_.push_back(node_type{.name = std::move(name),
+                                   .op = std::move(op),
+                                   .producers = std::move(producers),
+                                   .debug_handles = std::move(debug_handles),
+                                   .output_keys = std::move(output_keys),
+                                   .output_shapes = {}});
         index_name(index);
         index_keys(index);
         return index;
