@@ -84,19 +84,23 @@
 namespace numgap {
 
 namespace detail {
+// Whether the n names name_at(i) are all given and unique, the usual case:
+// checked without copying a name into a map.
+template <class NameAt>
+bool names_given_and_unique(std::size_t n, NameAt name_at) {
+    if (n >= max_key_positions) return false;
+    positional_key_index distinct(name_at, n);
+    std::size_t i = 0;
+    while (i < n && !name_at(i).empty() && distinct.insert(name_at(i), i).second) ++i;
+    return i == n;
+}
+
 // Report names for every node of g: its own name, made unique when needed.
 template <graph G> std::vector<std::string> report_names(const G& g) {
     const std::size_t n = numgap::num_nodes(g);
     std::vector<std::string> names(n);
     for (std::size_t i = 0; i < n; ++i) names[i] = std::string(numgap::node_name(g, i));
-    // The usual case, every name given and unique, is checked without
-    // copying a name into a map.
-    if (n < max_key_positions) {
-        positional_key_index distinct([&](std::size_t i) -> const std::string& { return names[i]; }, n);
-        std::size_t i = 0;
-        while (i < n && !names[i].empty() && distinct.insert(names[i], i).second) ++i;
-        if (i == n) return names;
-    }
+    if (names_given_and_unique(n, [&](std::size_t i) -> const std::string& { return names[i]; })) return names;
     std::unordered_map<std::string, std::size_t> seen;
     seen.reserve(n);
     for (std::size_t i = 0; i < n; ++i) ++seen[names[i]];
@@ -128,16 +132,10 @@ class report_name_table {
 
 public:
     explicit report_name_table(const G& g) : graph_(&g) {
-        if constexpr (can_refer) {
-            const std::size_t n = numgap::num_nodes(g);
-            if (n < max_key_positions) {
-                const auto name_at = [&g](std::size_t i) -> const std::string& { return numgap::node_name(g, i); };
-                positional_key_index distinct(name_at, n);
-                std::size_t i = 0;
-                while (i < n && !name_at(i).empty() && distinct.insert(name_at(i), i).second) ++i;
-                if (i == n) return;
-            }
-        }
+        if constexpr (can_refer)
+            if (names_given_and_unique(numgap::num_nodes(g),
+                                       [&g](std::size_t i) -> const std::string& { return numgap::node_name(g, i); }))
+                return;
         owned_ = report_names(g);
         owns_ = true;
     }
