@@ -6,9 +6,9 @@
 // power-of-two scale per block of 32, held as float32 as numgap's readers
 // decode it, "f32_mxfp4") and n = 2^10, 2^12, 2^16, 2^20, 2^26 this measures, in
 // one binary so ratios are side by side:
-//   BM_fused_<pair>_<arch>      validate + plan + one fused pass computing
+//   BM_fused_<pair>_<arch>      validate + one fused pass computing
 //                               cosine + atol + mse + max_abs
-//                               (kernels::accumulate_plan, what evaluate()
+//                               (kernels::accumulate_views, what evaluate()
 //                               runs), per kernel arch this CPU can run
 //                               (scalar fallback included);
 //   BM_evaluate_<pair>          the same through the public evaluate() API
@@ -47,7 +47,8 @@
 // f32/u8; 4 + 1/2 + 4/32 for f32/i4b32 and f32/mxfp4: the nibbles and the
 // float32 block scales, which the bandwidth loop reads as one stream of codes
 // then scales; an MXFP4 file holds its scales as e8m0, 1/32 byte an element,
-// but they are decoded to float32 at load, so 4/32 is what the kernel reads). Build: see the report / README; run single-threaded.
+// but they are decoded to float32 at load, so 4/32 is what the kernel reads).
+// Build: see the README; run single-threaded.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -66,11 +67,9 @@
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
 
-
-#include <numgap/kernels/table/accumulate_plan.hpp>
 #include <numgap/kernels/dispatch/dispatch.hpp>
-#include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
+#include <numgap/kernels/table/accumulate_views.hpp>
 #include <numgap/metric.hpp>
 #include <numgap/metric/evaluate_segments.hpp>
 
@@ -274,11 +273,8 @@ void fused(benchmark::State& state, pair_kind kind, numgap::kernels::kernel_tabl
     const numgap::kernels::kernel_options options{}; // moments: cosine, atol, mse, max_abs
     for (auto _ : state) {
         numgap::validate_pair(d.reference_view, d.target_view);
-        auto plan = numgap::kernels::make_pair_plan(d.reference_view, d.target_view);
-        plan.widen_f32 = table.widen_f32;
-        plan.transpose_f32 = table.transpose_f32;
         numgap::kernels::pair_moments moments;
-        numgap::kernels::accumulate_plan(plan, 0, plan.count, table, options, moments);
+        numgap::kernels::accumulate_views(d.reference_view, d.target_view, table, options, moments);
         double values[4] = {numgap::cosine{}.from_moments(moments), numgap::atol{}.from_moments(moments),
                             numgap::mse{}.from_moments(moments), numgap::max_abs{}.from_moments(moments)};
         benchmark::DoNotOptimize(values);

@@ -29,9 +29,10 @@
 #include <numgap/kernels/fused/side_chunk.hpp>
 #include <numgap/kernels/fused/fused_kernel.hpp>
 
-#include <numgap/kernels/table/kernel_table.hpp>
-#include <numgap/kernels/table/accumulate_plan.hpp>
 #include <numgap/kernels/dispatch/dispatch.hpp>
+#include <numgap/kernels/table/accumulate_plan.hpp>
+#include <numgap/kernels/table/accumulate_views.hpp>
+#include <numgap/kernels/table/kernel_table.hpp>
 
 #include <numgap/kernels/rows/for_each_row.hpp>
 #include <numgap/kernels/rows/kl_div_rows.hpp>

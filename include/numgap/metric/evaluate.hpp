@@ -5,9 +5,11 @@
 // pair once (numgap::error naming the tensors and the reason), then makes ONE
 // pass over both tensors in reference order through the fused SIMD kernel
 // chosen by kernels::active_kernels(), serving every sum-based built-in and
-// the per-side statistics at once (kernels::accumulate_plan: contiguous data
-// is read where it lies, float16 / bfloat16 / quantized integers widened in
-// registers; other layouts go through L1 blocks of <= 2048 elements). User
+// the per-side statistics at once (kernels::accumulate_views: two dense
+// float32 or float64 views go to the kernel as they are; otherwise a plan:
+// contiguous data is read where it lies, float16 / bfloat16 / quantized
+// integers widened in registers, other layouts go through L1 blocks of
+// <= 2048 elements). User
 // reduction metrics receive float32 blocks, so with one in the set every
 // block is converted once and handed to both the kernel and accumulate(). The pass is split over
 // parallel_for over options.threads threads (core/parallel_for.hpp's rule: 0 =
@@ -43,13 +45,14 @@
 #include <numgap/core/error.hpp>
 #include <numgap/core/parallel_for.hpp>
 #include <numgap/core/tensor_view.hpp>
-#include <numgap/kernels/table/accumulate_plan.hpp>
 #include <numgap/kernels/dispatch/dispatch.hpp>
 #include <numgap/kernels/fused/kernel_options.hpp>
 #include <numgap/kernels/fused/pair_moments.hpp>
 #include <numgap/kernels/plan/for_each_block.hpp>
 #include <numgap/kernels/plan/pair_plan.hpp>
 #include <numgap/kernels/plan/validate_pair.hpp>
+#include <numgap/kernels/table/accumulate_plan.hpp>
+#include <numgap/kernels/table/accumulate_views.hpp>
 #include <numgap/metric/concept.hpp>
 #include <numgap/metric/evaluate_options.hpp>
 #include <numgap/metric/evaluation.hpp>
@@ -153,18 +156,17 @@ inline bool needs_fused_pass(const pass_layout& layout, const evaluate_options& 
 // Allocates nothing for built-in sum metrics on one thread.
 inline pass_partial fused_pass(const tensor_view& reference, const tensor_view& target, const pass_layout& layout,
                                const evaluate_options& options, const kernels::kernel_table& table) {
+    if (!needs_fused_pass(layout, options)) return {};
     const kernels::kernel_options kernel_options = pass_kernel_options(layout, options);
-    pass_partial pass;
-    if (needs_fused_pass(layout, options)) {
-        kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
-        plan.widen_f32 = table.widen_f32;
-        plan.transpose_f32 = table.transpose_f32;
-        if (layout.reductions.empty() && (options.threads == 1 || plan.count < 2 * min_elements_per_thread))
-            kernels::accumulate_plan(plan, 0, plan.count, table, kernel_options, pass.moments);
-        else
-            pass = run_fused_pass(plan, kernel_options, layout.reductions, options.threads);
+    if (layout.reductions.empty() && (options.threads == 1 || reference.size() < 2 * min_elements_per_thread)) {
+        pass_partial pass;
+        kernels::accumulate_views(reference, target, table, kernel_options, pass.moments);
+        return pass;
     }
-    return pass;
+    kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
+    plan.widen_f32 = table.widen_f32;
+    plan.transpose_f32 = table.transpose_f32;
+    return run_fused_pass(plan, kernel_options, layout.reductions, options.threads);
 }
 
 // Metric i's value from a finished pass; whole-tensor metrics through
