@@ -44,6 +44,24 @@ TEST_CASE("mismatched shapes after axis_order name both tensors and both shapes"
     expect_error(r, permuted, "axis_order [0, 2, 1]", "'nhwc'");
 }
 
+TEST_CASE("shapes are compared in reference order, with an axis_order on either side or both") {
+    const numgap::tensor_view r(data.data(), {2, 3, 4});
+    auto nhwc = numgap::tensor_view(data.data(), {2, 4, 3});
+    nhwc.with_axis_order({0, 2, 1}); // reference [2, 3, 4]
+    CHECK_NOTHROW(numgap::validate_pair(r, nhwc));
+    CHECK_NOTHROW(numgap::validate_pair(nhwc, r)); // the reference's order is [2, 3, 4] too
+    CHECK_NOTHROW(numgap::validate_pair(nhwc, nhwc));
+    auto other = numgap::tensor_view(data.data(), {4, 3, 2});
+    other.with_axis_order({2, 1, 0}); // [2, 3, 4]
+    CHECK_NOTHROW(numgap::validate_pair(nhwc, other));
+    // The same stored shape, read in another order: [2, 3, 4] against [3, 2, 4].
+    auto swapped = numgap::tensor_view(data.data(), {2, 3, 4});
+    swapped.with_axis_order({1, 0, 2});
+    expect_error(r, swapped, "[3, 2, 4]", "axis_order [1, 0, 2]");
+    // Ranks differ; the sizes agree.
+    expect_error(r, numgap::tensor_view(data.data(), {2, 3, 4, 1}), "[2, 3, 4]", "[2, 3, 4, 1]");
+}
+
 TEST_CASE("an axis_order that is not a permutation is rejected") {
     const auto r = numgap::tensor_view(data.data(), {2, 3, 4});
     auto duplicate = named(numgap::tensor_view(data.data(), {2, 3, 4}), "t");
@@ -167,6 +185,18 @@ TEST_CASE("data not aligned for its dtype is refused, naming the tensor and the 
     // One-byte dtypes are aligned everywhere.
     const numgap::tensor_view bytes(misaligned, numgap::dtype::uint8, {3});
     CHECK_NOTHROW(numgap::validate_view(bytes));
+    // Every storage unit, every offset below it.
+    const auto* base = reinterpret_cast<const std::byte*>(storage.data());
+    for (const numgap::dtype type : {numgap::dtype::float16, numgap::dtype::float32, numgap::dtype::float64}) {
+        const std::size_t unit = numgap::size_of(type);
+        for (std::size_t offset = 0; offset < 8; ++offset) {
+            CAPTURE(unit);
+            CAPTURE(offset);
+            const numgap::tensor_view view(base + offset, type, {2});
+            if (offset % unit == 0) CHECK_NOTHROW(numgap::validate_view(view));
+            else CHECK_THROWS_WITH_AS(numgap::validate_view(view), doctest::Contains("not aligned"), numgap::error);
+        }
+    }
 }
 
 TEST_CASE("validation errors carry a kind and the tensor's name") {

@@ -19,6 +19,7 @@
 // mistake, not a numerical difference).
 // Complexity: O(rank + quantization parameters), the parameters scanned
 // branch-free (parameter_scan.hpp). Throws: numgap::error.
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -44,6 +45,29 @@ std::string format_list(const Values& values) {
     }
     return text + "]";
 }
+
+// Shapes in reference order; without axis orders the stored shapes, compared
+// where they lie (copying both logical shapes cost ~10 ns a call).
+inline bool same_logical_shape(const tensor_view& reference, const tensor_view& target) noexcept {
+    if (reference.rank() != target.rank()) return false;
+    if (!reference.has_axis_order() && !target.has_axis_order()) {
+        for (int d = 0; d < reference.rank(); ++d)
+            if (reference.shape(d) != target.shape(d)) return false;
+        return true;
+    }
+    const auto reference_shape = reference.logical_shape();
+    const auto target_shape = target.logical_shape();
+    for (int d = 0; d < reference.rank(); ++d)
+        if (reference_shape[std::size_t(d)] != target_shape[std::size_t(d)]) return false;
+    return true;
+}
+
+// validate_view checks alignment with a mask.
+static_assert([] {
+    for (const dtype type : all_dtypes)
+        if (!std::has_single_bit(size_of(type))) return false;
+    return true;
+}());
 
 inline bool known_dtype(dtype type) noexcept {
     for (const dtype candidate : all_dtypes)
@@ -102,7 +126,8 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
                     who_text() + " is empty (shape " + detail::format_list(view.shape()) + "); there is nothing to compare",
                     where());
     if (view.data() == nullptr) throw error(error_kind::usage, who_text() + " has no data (null pointer)", where());
-    if (reinterpret_cast<std::uintptr_t>(view.data()) % size_of(view.type()) != 0)
+    // Storage units are 1, 2, 4 or 8 bytes: a mask, not a division (~10 ns a call).
+    if ((reinterpret_cast<std::uintptr_t>(view.data()) & (size_of(view.type()) - 1)) != 0)
         throw error(error_kind::usage,
                     who_text() + " has data at an address not aligned for " + std::string(name_of(view.type())) +
                         " (" + std::to_string(size_of(view.type())) + " bytes); copy it into aligned storage first",
@@ -191,11 +216,9 @@ inline void validate_view(const tensor_view& view, std::string_view role = {}) {
 inline void validate_pair(const tensor_view& reference, const tensor_view& target) {
     validate_view(reference, "reference");
     validate_view(target, "target");
-    const auto reference_shape = reference.logical_shape();
-    const auto target_shape = target.logical_shape();
-    bool same = reference.rank() == target.rank();
-    for (int d = 0; same && d < reference.rank(); ++d) same = reference_shape[std::size_t(d)] == target_shape[std::size_t(d)];
-    if (!same) {
+    if (!detail::same_logical_shape(reference, target)) {
+        const auto reference_shape = reference.logical_shape();
+        const auto target_shape = target.logical_shape();
         auto logical = [](const tensor_view& view, const std::array<std::int64_t, max_rank>& shape) {
             std::string text = detail::format_list(std::span<const std::int64_t>(shape.data(), std::size_t(view.rank())));
             if (view.has_axis_order())
