@@ -4,6 +4,7 @@
 // user metrics in the fused pass, and every bad-input error.
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -96,6 +97,26 @@ TEST_CASE("all non-finite side: statistics are NaN, counts are exact") {
     CHECK(e.target.min == 1);
     CHECK(e.target.max == 2);
     CHECK(std::isnan(e.reference.std));
+}
+
+TEST_CASE("float64 sides beyond 1e154: a large mean keeps an exact std, a spread too large for M2 gives +Inf") {
+    // The first chunk's merge multiplied delta^2 (here the mean squared,
+    // which overflows) by the earlier count, 0: std was NaN.
+    const std::vector<double> r = {1e160, 1.0000000001e160, 1.0000000002e160}, t = {-3e160, -3e160, -3e160};
+    const numgap::tensor_view rv{std::span<const double>(r)}, tv{std::span<const double>(t)};
+    const auto e = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, true, true});
+    CHECK(e.reference.mean == doctest::Approx(1.0000000001e160).epsilon(1e-15));
+    CHECK(e.reference.std == doctest::Approx(std::sqrt(2.0 / 3.0) * 1e150).epsilon(1e-6));
+    CHECK(e.target.mean == -3e160);
+    CHECK(e.target.std == 0);
+    // Deviations of 2e200: their squares overflow, so does M2 (std was 0).
+    const std::vector<double> spread = {1e200, 3e200, 5e200};
+    const numgap::tensor_view sv{std::span<const double>(spread)};
+    const auto wide = numgap::evaluate(sv, tv, numgap::metric_set::defaults(), {1, true, true});
+    CHECK(wide.reference.mean == doctest::Approx(3e200).epsilon(1e-15));
+    CHECK(wide.reference.std == std::numeric_limits<double>::infinity());
+    CHECK(wide.reference.min == 1e200);
+    CHECK(wide.reference.max == 5e200);
 }
 
 TEST_CASE("mixed dtypes: float16, bfloat16, quantized uint8/int8/int16, raw ints agree with evaluating the dequantized floats") {

@@ -9,6 +9,8 @@
 // float64): min and max exact; mean within ~1e-7 * std of the exact mean; std
 // within ~1e-7 relative.
 // NaN and +/-Inf are counted, never folded into the statistics.
+// float64 sides whose values lie more than ~1e154 from their mean: std is
+// +Inf (the sum of squared deviations, M2, overflows float64).
 // Complexity: O(1). Throws: nothing.
 #include <cmath>
 #include <cstdint>

@@ -42,6 +42,15 @@ namespace detail {
 inline namespace NUMGAP_ISA_NAMESPACE {
 inline void add_finite(side_moments& side, std::int64_t count, double chunk_mean, double chunk_m2) noexcept {
     if (count == 0) return;
+    if (side.finite_count == 0) {
+        // The first chunk (a small tensor's only one): the update below with
+        // nothing before it, without its two divisions (+ 0.0 as there: -0 is
+        // 0), and without its 0 * delta^2, NaN once delta^2 overflows.
+        side.mean = chunk_mean + 0.0;
+        side.m2 = chunk_m2 + 0.0;
+        side.finite_count = count;
+        return;
+    }
     const double total = double(side.finite_count + count);
     const double delta = chunk_mean - side.mean;
     side.mean += delta * (double(count) / total);
