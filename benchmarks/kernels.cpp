@@ -9,7 +9,8 @@
 //   BM_fused_<pair>_<arch>      validate + one fused pass computing
 //                               cosine + atol + mse + max_abs
 //                               (kernels::accumulate_views, what evaluate()
-//                               runs), per kernel arch this CPU can run
+//                               runs: a pair_plan for every pair but f32/f32),
+//                               per kernel arch this CPU can run
 //                               (scalar fallback included);
 //   BM_evaluate_<pair>          the same through the public evaluate() API
 //                               (metric_set, results, no side statistics);

@@ -9,8 +9,8 @@
 // float64): min and max exact; mean within ~1e-7 * std of the exact mean; std
 // within ~1e-7 relative.
 // NaN and +/-Inf are counted, never folded into the statistics.
-// float64 sides whose values lie more than ~1e154 from their mean: std is
-// +Inf (the sum of squared deviations, M2, overflows float64).
+// float64 sides spread over ~1e152 and more: std is +Inf (a chunk's sum of
+// squared deviations, M2, overflows float64 beyond ~1.8e308).
 // Complexity: O(1). Throws: nothing.
 #include <cmath>
 #include <cstdint>

@@ -2,13 +2,15 @@
 // its direct path for dense float32 / float64 pairs gives, on every arch this
 // CPU runs and for every kernel tier, the moments of the plan's walk bit for
 // bit (lengths around the vector widths and the chunk size, NaN and Inf
-// included), and pairs that need a plan take it.
+// included, flat, rank 0 and with size-1 dimensions of any stride), and pairs
+// that need a plan get its moments too.
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -87,16 +89,34 @@ void check_dense_pairs(bool with_non_finite) {
             reference[n - 1] = std::numeric_limits<T>::infinity();
             if (n > 2) target[0] = -std::numeric_limits<T>::infinity();
         }
-        const numgap::tensor_view r{std::span<const T>(reference)}, t{std::span<const T>(target)};
-        for (const kernel_table& table : numgap::kernels::available_kernels()) {
-            const std::string_view arch = table.arch_name;
-            for (const kernel_options& options : every_tier()) {
-                CAPTURE(arch);
-                CAPTURE(n);
-                CAPTURE(options.features);
-                CHECK(same_moments(through_views(r, t, table, options), through_plan(r, t, table, options)));
+        // Flat; rank 3 with size-1 dimensions whose strides are anything
+        // (still dense: the shortcut); rank 0 for one element.
+        const std::int64_t padded[] = {1, std::int64_t(n), 1};
+        const std::int64_t reference_strides[] = {999, 1, 7}, target_strides[] = {0, 1, -5};
+        std::vector<std::pair<numgap::tensor_view, numgap::tensor_view>> pairs = {
+            {numgap::tensor_view{std::span<const T>(reference)}, numgap::tensor_view{std::span<const T>(target)}},
+            {numgap::tensor_view(reference.data(), padded, reference_strides),
+             numgap::tensor_view(target.data(), padded, target_strides)}};
+        if (n == 1)
+            pairs.emplace_back(numgap::tensor_view(reference.data(), std::span<const std::int64_t>()),
+                               numgap::tensor_view(target.data(), std::span<const std::int64_t>()));
+        for (const auto& pair : pairs)
+            for (const kernel_table& table : numgap::kernels::available_kernels()) {
+                const numgap::tensor_view& r = pair.first;
+                const numgap::tensor_view& t = pair.second;
+                const std::string_view arch = table.arch_name;
+                const int rank = r.rank();
+                for (const kernel_options& options : every_tier()) {
+                    CAPTURE(arch);
+                    CAPTURE(n);
+                    CAPTURE(rank);
+                    CAPTURE(options.features);
+                    REQUIRE(r.is_contiguous());
+                    const pair_moments moments = through_views(r, t, table, options);
+                    CHECK(same_moments(moments, through_plan(r, t, table, options)));
+                    CHECK(moments.count == std::int64_t(n));
+                }
             }
-        }
     }
 }
 
@@ -113,7 +133,7 @@ TEST_CASE("accumulate_views reads dense float64 pairs directly, with the plan's 
     check_dense_pairs<double>(true);
 }
 
-TEST_CASE("accumulate_views walks a plan for every pair that is not two dense views of one float type") {
+TEST_CASE("accumulate_views gives the plan's moments for every pair that is not two dense views of one float type") {
     const std::size_t rows = 37, columns = 29, n = rows * columns;
     std::vector<float> reference(n), transposed(n), strided(2 * n);
     std::vector<double> wide(n);

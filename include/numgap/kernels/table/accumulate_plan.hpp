@@ -4,8 +4,9 @@
 // kernel_table::run_f32 when runs_in_registers(plan) (narrow types widened and
 // dequantized in registers), else through for_each_block and
 // block_f32 / block_f64 (converted, gathered or transposed L1 blocks).
-// evaluate() uses it whenever no user reduction metric needs float blocks; the
-// benchmarks time exactly this function.
+// evaluate() reaches it through accumulate_views (a whole pair that is not two
+// dense float views) and through its multi-threaded pass (ranges of one plan)
+// whenever no user reduction metric needs float blocks.
 // Precondition: validate_pair() accepted the views behind the plan; the
 // plan's widen_f32 / transpose_f32 are the caller's choice (usually the same
 // table's). Complexity: O(end - begin) plus plan_walk_of's O(rank + channels)
