@@ -115,8 +115,7 @@ void side_chunk(const Source& values, std::size_t n, bool min_max, side_moments&
         // The squared deviations (float64 sides spread over ~1e152 and
         // more) overflow: M2 is then +Inf (so is std), not inf - inf
         // clamped to 0.
-        const double m2 =
-            squares <= std::numeric_limits<double>::max() ? larger(0.0, squares - sum * mean_offset) : squares;
+        const double m2 = squares <= largest_finite<double> ? larger(0.0, squares - sum * mean_offset) : squares;
         add_finite(side, chunk_finite, double(shift) + mean_offset, m2);
     }
 }
