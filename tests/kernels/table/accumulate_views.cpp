@@ -66,11 +66,11 @@ pair_moments through_views(const numgap::tensor_view& r, const numgap::tensor_vi
 }
 
 std::vector<kernel_options> every_tier() {
-    kernel_options moments{}, sides{}, min_max{}, closeness{};
-    sides.features |= kernel_feature::side_statistics;
-    min_max.features |= kernel_feature::side_statistics | kernel_feature::side_min_max;
-    closeness.features |= kernel_feature::closeness;
-    return {moments, sides, min_max, closeness};
+    kernel_options plain{}, with_sides{}, with_min_max{}, with_closeness{};
+    with_sides.features |= kernel_feature::side_statistics;
+    with_min_max.features |= kernel_feature::side_statistics | kernel_feature::side_min_max;
+    with_closeness.features |= kernel_feature::closeness;
+    return {plain, with_sides, with_min_max, with_closeness};
 }
 
 template <class T>
