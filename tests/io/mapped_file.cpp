@@ -2,8 +2,11 @@
 // errors that name the file and the OS reason.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <string>
 #include <utility>
+
+#include <unistd.h>
 
 #include <numgap/io/mapped_file.hpp>
 
@@ -26,6 +29,52 @@ TEST_CASE("mapped_file: exposes the exact file bytes with either hint") {
         CHECK(file.path() == path);
         CHECK(std::string(reinterpret_cast<const char*>(file.data()), file.size()) == content);
     }
+}
+
+namespace {
+// Resident kilobytes of the mapping that starts at `start`, from
+// /proc/self/smaps (Linux); -1 when the mapping is not listed.
+long resident_kb(const void* start) {
+    std::ifstream smaps("/proc/self/smaps");
+    std::string line;
+    bool inside = false;
+    const unsigned long wanted = reinterpret_cast<unsigned long>(start);
+    while (std::getline(smaps, line)) {
+        const std::size_t dash = line.find('-');
+        if (dash != std::string::npos && dash > 0 && line.find(' ') > dash &&
+            line.find_first_not_of("0123456789abcdef") == dash) {
+            inside = std::stoul(line.substr(0, dash), nullptr, 16) == wanted;
+            continue;
+        }
+        if (inside && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
+    }
+    return -1;
+}
+} // namespace
+
+TEST_CASE("mapped_file: release_pages hands whole pages inside the range back; the bytes read stay the file's") {
+    numgap_test::temp_directory scratch;
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::string content;
+    for (long i = 0; i < 64 * page; ++i) content += char(i * 13 + 5);
+    const mapped_file file = mapped_file::open(scratch.write("pages.bin", content), map_hint::populate);
+    const long before = resident_kb(file.data());
+    REQUIRE(before >= 64 * page / 1024);
+    // Pages 1 .. 31: the range starts inside page 0 and ends inside page 32,
+    // so neither of those two pages goes.
+    file.release_pages(std::size_t(page / 2), std::size_t(32 * page));
+    const long after = resident_kb(file.data());
+    CHECK(after == before - 31 * page / 1024);
+    // Nothing to release: an empty range, a range past the end, less than a page.
+    file.release_pages(0, 0);
+    file.release_pages(content.size(), 4096);
+    file.release_pages(std::size_t(page) * 40 + 1, std::size_t(page) - 1);
+    CHECK(resident_kb(file.data()) == after);
+    // A length past the end is cut at the end: the last 8 pages go.
+    file.release_pages(std::size_t(56 * page), std::size_t(1) << 40);
+    CHECK(resident_kb(file.data()) == after - 8 * page / 1024);
+    CHECK(std::string(reinterpret_cast<const char*>(file.data()), file.size()) == content);
+    mapped_file().release_pages(0, 100); // an empty mapping: nothing happens
 }
 
 TEST_CASE("mapped_file: maps an empty file as an empty span") {

@@ -325,6 +325,112 @@ TEST_CASE("safetensors: hostile headers are refused with the file, the key and t
     CHECK(header_failure(file_bytes(R"({"a":[1]})", data16)).kind() == numgap::error_kind::schema);
 }
 
+TEST_CASE("safetensors runs: each key's compact record gives what the parsed index gives, and the same errors") {
+    // Keys out of order, every kind of shape (scalar, empty, rank 3), a dtype
+    // numgap lacks, packed F4, and a second file: what a run keeps of each key
+    // (safetensors_tensors' record: key, dtype, shape, byte range) must be
+    // exactly the index's entry, and its view the index's view.
+    const std::string first = safetensors_file({{"zeta", "F32", "[2,2]", bytes_of<float>({1.5f, -2.0f, 0.25f, 8.0f})},
+                                                {"alpha", "F64", "[]", bytes_of<double>({0.125})},
+                                                {"empty", "BF16", "[3,0,2]", {}},
+                                                {"wide", "I64", "[1]", bytes_of<std::int64_t>({5})},
+                                                {"nibbles", "F4", "[1,2,2]", bytes_of<std::uint8_t>({0x21, 0x43})},
+                                                {"a.b/c d", "U8", "[3]", bytes_of<std::uint8_t>({200, 3, 9})}},
+                                               R"({"format":"pt"})");
+    const std::string second = safetensors_file({{"beta", "I32", "[1,2]", bytes_of<std::int32_t>({-100000, 7})}});
+    numgap_test::temp_directory run;
+    numgap::io::safetensors_tensors tensors;
+    for (const auto& [name, content] : {std::pair<std::string, std::string>{"one.safetensors", first},
+                                        std::pair<std::string, std::string>{"sub/two.safetensors", second}}) {
+        const auto path = run.write(name, content);
+        tensors.add(name, numgap::io::file_descriptor(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), path);
+    }
+    REQUIRE(tensors.size() == 7);
+    CHECK(tensors.total_bytes() == first.size() + second.size());
+    std::size_t checked = 0;
+    for (const auto& [name, content] : {std::pair<std::string, std::string>{"one.safetensors", first},
+                                        std::pair<std::string, std::string>{"sub/two.safetensors", second}}) {
+        const auto index = numgap::io::parse_safetensors_header(as_bytes(content), name);
+        for (const numgap::io::safetensors_entry& entry : index.entries) {
+            CAPTURE(entry.key);
+            const auto where = tensors.find(entry.key);
+            REQUIRE(where.has_value());
+            CHECK(where->source->name == name);
+            CHECK(where->key == entry.key);
+            CHECK(where->dtype_name == entry.dtype_name);
+            CHECK(where->type == entry.type);
+            CHECK(std::vector<std::int64_t>(where->shape.begin(), where->shape.end()) == entry.shape);
+            CHECK(where->begin == entry.begin);
+            CHECK(where->end == entry.end);
+            if (entry.type) {
+                const numgap::tensor_view mine = where->view(),
+                                          parsed = numgap::io::safetensors_view(as_bytes(content), entry, name);
+                CHECK(mine.type() == parsed.type());
+                CHECK(mine.rank() == parsed.rank());
+                CHECK(mine.size() == parsed.size());
+                CHECK(std::memcmp(mine.data(), where->source->mapping->data() + entry.begin, entry.end - entry.begin) ==
+                      0);
+            } else {
+                CHECK(error_of([&] { (void)where->view(); }) ==
+                      error_of([&] { (void)numgap::io::safetensors_view(as_bytes(content), entry, name); }));
+            }
+            ++checked;
+        }
+    }
+    CHECK(checked == 7);
+    CHECK_FALSE(tensors.find("missing").has_value());
+    CHECK_FALSE(tensors.find("alph").has_value());
+    // Positions: sorted by key, and a position hint that does not fit is searched past.
+    const std::vector<std::uint32_t> sorted = tensors.sorted_positions();
+    std::vector<std::string> keys;
+    for (const std::uint32_t position : sorted) keys.emplace_back(tensors.at(position).key);
+    CHECK(keys == std::vector<std::string>{"a.b/c d", "alpha", "beta", "empty", "nibbles", "wide", "zeta"});
+    CHECK(tensors.find("beta", sorted[0])->key == "beta");
+    CHECK(tensors.find("beta", 1000)->key == "beta");
+    CHECK_FALSE(tensors.find("gamma", sorted[2]).has_value());
+    // The header's pages were handed back; the data read through the
+    // mapping afterwards is still the file's.
+    CHECK(at<float>(tensors.find("zeta")->view(), 3) == 8.0f);
+    CHECK(at<double>(tensors.find("alpha")->view(), 0) == 0.125);
+
+    // Hostile files: adding one to a run fails with parse_safetensors_header's own message.
+    const auto data16 = numgap_test::to_bytes(std::string(16, '\0'));
+    const std::vector<std::string> hostile = {
+        std::string("\x10\x00\x00", 3),
+        length_prefix(64) + "{}",
+        length_prefix(std::uint64_t(1) << 62) + "{}",
+        file_bytes("[1,2]"),
+        file_bytes("{" + entry("a", "F32", "[4]", 0, 16) + "," + entry("a", "F32", "[4]", 0, 16) + "}", data16),
+        file_bytes("{" + entry("a", "F32", "[4]", 0, 32) + "}", data16),
+        file_bytes("{" + entry("a", "F32", "[3]", 0, 16) + "}", data16),
+        file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}", data16),
+        file_bytes("{" + entry("b", "F32", "[2]", 4, 12) + "," + entry("a", "F32", "[2]", 0, 8) + "}", data16),
+        file_bytes("{" + entry("a", "F32", "[2]", 8, 16) + "}", data16),
+        file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "}", data16),
+        file_bytes("{" + entry("a", "F32", "[4294967296,4294967296]", 0, 16) + "}", data16),
+        file_bytes("{" + entry("a", "Q7", "[4]", 0, 16) + "}", data16),
+        file_bytes(R"({"__metadata__":{"n":1}})"),
+    };
+    for (const std::string& content : hostile) {
+        CAPTURE(content);
+        const auto path = run.write("hostile.safetensors", content);
+        numgap::io::safetensors_tensors fresh;
+        const auto added = numgap_test::caught_error([&] {
+            fresh.add("hostile.safetensors", numgap::io::file_descriptor(::open(path.c_str(), O_RDONLY | O_CLOEXEC)),
+                      "hostile.safetensors");
+        });
+        REQUIRE(added.has_value());
+        const auto parsed = numgap_test::caught_error(
+            [&] { (void)numgap::io::parse_safetensors_header(as_bytes(content), "hostile.safetensors"); });
+        REQUIRE(parsed.has_value());
+        CHECK(std::string(added->what()) == parsed->what());
+        CHECK(added->kind() == parsed->kind());
+        CHECK(added->where().file == parsed->where().file);
+        CHECK(added->where().item == parsed->where().item);
+        CHECK(added->where().offset == parsed->where().offset);
+    }
+}
+
 TEST_CASE("safetensors: misaligned data is read right: mapped view as is, run_directory copies that tensor") {
     // A 9-byte-aligned data start: header of 9 bytes padded -> data at 17 bytes... any odd start.
     std::string file = safetensors_file({{"x", "F32", "[3]", bytes_of<float>({1.0f, 2.5f, -4.0f})}});

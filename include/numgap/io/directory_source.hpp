@@ -81,7 +81,7 @@ public:
     loaded_tensor load(const tensor_spec& spec) const override {
         if (!spec.shards.empty())
             return detail::load_sharded_tensor(spec, [&](const tensor_spec& shard) { return load_file(shard); });
-        if (const safetensors_tensors::location* where = safetensors_.find(spec.key, spec.source_slot))
+        if (const std::optional<safetensors_tensors::location> where = safetensors_.find(spec.key, spec.source_slot))
             return detail::load_safetensors_tensor(spec, *where);
         return load_file(spec);
     }
@@ -121,8 +121,8 @@ public:
     std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {
         if (!spec.shards.empty())
             return detail::sharded_shape(spec, [&](const tensor_spec& shard) { return stored_shape(shard); });
-        if (const safetensors_tensors::location* where = safetensors_.find(spec.key, spec.source_slot))
-            return where->entry->shape;
+        if (const std::optional<safetensors_tensors::location> where = safetensors_.find(spec.key, spec.source_slot))
+            return std::vector<std::int64_t>(where->shape.begin(), where->shape.end());
         try {
             const file_descriptor file = open_confined(*roots_, spec.file, confined_target::file);
             const std::optional<npy_header> header = detail::read_npy_header(
@@ -267,7 +267,7 @@ private:
                                 ", but '" + relative +
                                 "' also exists in run '" + path_.string() + "'; rename one of them",
                             error_location::at_item(graph, key));
-            if (const safetensors_tensors::location* where = safetensors_.find(key))
+            if (const std::optional<safetensors_tensors::location> where = safetensors_.find(key))
                 throw error(error_kind::schema,
                             "run '" + path_.string() + "': tensor '" + key + "' is both the file '" + relative +
                                 "' and a key of '" + where->source->name + "'; rename one of them",

@@ -21,6 +21,7 @@
 // map_hint::populate. Throws numgap::error naming the file and the OS reason
 // (errno text) when the file cannot be opened, is not a regular file, or
 // cannot be mapped. Moving transfers the mapping; the object is not copyable.
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -135,6 +136,20 @@ public:
     bool faulted() const noexcept { return size_ != 0 && watch_.faulted(); }
     void check_not_faulted() const {
         if (faulted()) throw truncated();
+    }
+
+    // Hands the pages of bytes [offset, offset + length) back to the OS
+    // (MADV_DONTNEED): they leave this process's resident memory and are read
+    // from the file again if touched. For a part read once whose contents
+    // were copied out (a safetensors header: 70 MB for a million keys).
+    // Only whole pages inside the range go; advisory, a failure changes
+    // memory use, never results.
+    void release_pages(std::size_t offset, std::size_t length) const noexcept {
+        if (offset >= size_ || length == 0) return;
+        const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));
+        const std::size_t end = offset + std::min(length, size_ - offset);
+        const std::size_t first = (offset + page - 1) / page * page, last = end / page * page;
+        if (first < last) ::madvise(const_cast<std::byte*>(data_) + first, last - first, MADV_DONTNEED);
     }
 
 private:

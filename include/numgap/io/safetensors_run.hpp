@@ -6,7 +6,10 @@
 //
 // Every file is mapped once, when added (lazily paged: nothing but the header
 // is read until a tensor is loaded), and stays mapped for the run's lifetime;
-// views point into the mapping. The same key in two files is an error naming
+// views point into the mapping. Each key is kept as a compact record (48
+// bytes; its text and shape in tables shared by all keys), and the header's
+// pages are handed back once read: a run of a million keys held 170 bytes a
+// key in safetensors_entry form, plus the 70 MB header resident. The same key in two files is an error naming
 // both files. parse_safetensors_weight_map() reads a sharded set's index
 // ({"metadata": ..., "weight_map": {key: file}}); the run resolves its files
 // through open_confined, and every key it lists must be in the header of the
@@ -19,16 +22,16 @@
 //
 // Thread safety: after the files are added, every const member may be called
 // from several threads at once. Complexity: add is O(header); find O(1)
-// expected (an index of the keys, which are not copied), O(1) with a
-// position hint; sorted_positions() O(k) for a sorted header, else O(k log k).
+// expected (an index of the keys that compares against the records' text),
+// O(1) with a position hint; sorted_positions() O(k) for a sorted header, else O(k log k).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +44,7 @@
 #include <numgap/io/json.hpp>
 #include <numgap/io/mapped_file.hpp>
 #include <numgap/io/safetensors.hpp>
+#include <numgap/io/safetensors_header.hpp>
 
 namespace numgap::io {
 
@@ -49,98 +53,170 @@ public:
     struct file {
         std::string name; // as the run names it: relative to the run directory, or the path given
         std::shared_ptr<const mapped_file> mapping;
-        safetensors_index index;
     };
+    // Where a key's tensor is and what it is. The views point into the
+    // run's own tables: valid while the safetensors_tensors lives and no
+    // file is added.
     struct location {
-        std::shared_ptr<const file> source;
-        const safetensors_entry* entry = nullptr;
+        const file* source = nullptr;
+        std::string_view key;
+        std::string_view dtype_name; // as written ("BF16")
+        std::optional<dtype> type;   // empty when numgap cannot compute with dtype_name
+        std::span<const std::int64_t> shape;
+        std::uint64_t begin = 0, end = 0; // absolute byte offsets in the file
+
+        // The tensor's data in place (safetensors_view's rules and errors).
+        tensor_view view() const {
+            return detail::safetensors_tensor_view(source->mapping->bytes(), type, dtype_name, shape, begin, end, key,
+                                                   source->name);
+        }
     };
 
     // Maps and indexes the file open as `descriptor`; `shown` names it in errors.
     // With `only` non-empty, only those keys become tensors of the run (a shard
-    // of a sharded set); each must be in the file's header.
+    // of a sharded set); each must be in the file's header. After a throw the
+    // object is unusable (the run that was being opened fails with it).
     void add(std::string name, file_descriptor descriptor, const std::filesystem::path& shown,
              const std::vector<std::string>& only = {}) {
-        auto added = std::make_shared<file>();
+        if (files_.size() >= std::size_t(0xffffffffu))
+            throw error(error_kind::limit, "a run of more than 2^32 - 1 safetensors files cannot be indexed",
+                        error_location::in_file(name));
+        auto added = std::make_unique<file>();
         added->name = std::move(name);
         added->mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), shown));
-        added->index = parse_safetensors_header(added->mapping->bytes(), shown.string());
+        const std::uint32_t file_number = std::uint32_t(files_.size());
+        const std::size_t first = records_.size();
+        const std::uint64_t data_start = detail::read_safetensors_header(
+            added->mapping->bytes(), shown.string(),
+            [&](std::size_t expected) {
+                // Grown geometrically across files: a run of many shards is not copied once per shard.
+                if (first + expected > records_.capacity())
+                    records_.reserve(std::max(first + expected, 2 * records_.capacity()));
+            },
+            [](const std::string&, const std::string&) {}, // a run keeps no metadata
+            [&](const detail::safetensors_entry_read& read) {
+                records_.push_back(record{read.begin, read.end, keys_.size(), dimensions_.size(),
+                                          std::uint32_t(read.key.size()), std::uint32_t(read.shape.size()), file_number,
+                                          read.dtype});
+                keys_.append(read.key);
+                dimensions_.insert(dimensions_.end(), read.shape.begin(), read.shape.end());
+            });
+        detail::check_safetensors_tiling(
+            records_.size() - first,
+            [&](std::size_t i) { return std::pair(records_[first + i].begin, records_[first + i].end); },
+            [&](std::size_t i) { return key_of(first + i); }, shown.string(), data_start, added->mapping->size());
         added->mapping->check_intact();
-        const auto claim = [&](const safetensors_entry& entry) {
-            if (locations_.size() >= numgap::detail::max_key_positions)
-                throw error(error_kind::limit, "a run of more than 2^31 - 1 safetensors keys cannot be indexed",
-                            error_location::in_file(added->name));
-            const auto [existing, inserted] =
-                index_.insert(entry.key, std::uint32_t(locations_.size()), key_equals{&locations_});
-            if (!inserted)
-                throw error(error_kind::schema,
-                            "key '" + entry.key + "' is in both safetensors files '" +
-                                locations_[*existing].source->name + "' and '" + added->name +
-                                "'; a run's keys must be unique",
-                            error_location::at_item(added->name, entry.key));
-            locations_.push_back(location{added, &entry});
-        };
+        // Every key and shape is copied out: the header's pages (70 MB for a
+        // million keys) need not stay in this process's memory.
+        added->mapping->release_pages(0, data_start);
+        total_bytes_ += added->mapping->size();
+        files_.push_back(std::move(added));
         if (only.empty()) {
-            index_.reserve(locations_.size() + added->index.entries.size());
-            for (const safetensors_entry& entry : added->index.entries) claim(entry);
-        } else {
-            // The file's own keys, indexed once: a shard may hold a great many.
-            const std::vector<safetensors_entry>& entries = added->index.entries;
-            numgap::detail::positional_key_index in_file(
-                [&](std::size_t i) -> const std::string& { return entries[i].key; }, entries.size());
-            for (std::size_t i = 0; i < entries.size() && i < numgap::detail::max_key_positions; ++i)
-                in_file.insert(entries[i].key, i);
+            index_.reserve(records_.size());
+            for (std::size_t r = first; r < records_.size(); ++r) claim(r);
+            return;
+        }
+        // Only the listed keys stay, in the order listed; the file's own keys
+        // are indexed once to find them (a shard may hold a great many).
+        std::vector<record> kept;
+        kept.reserve(only.size());
+        {
+            const std::size_t in_file_count = std::min(records_.size() - first, numgap::detail::max_key_positions);
+            numgap::detail::positional_key_index in_file([&](std::size_t i) { return key_of(first + i); },
+                                                         in_file_count);
+            for (std::size_t i = 0; i < in_file_count; ++i) in_file.insert(key_of(first + i), i);
             for (const std::string& key : only) {
-                const std::optional<std::uint32_t> entry = in_file.find(key);
-                if (!entry)
+                const std::optional<std::uint32_t> found = in_file.find(key);
+                if (!found)
                     throw error(error_kind::schema,
-                                "the weight map names key '" + key + "' in '" + added->name +
+                                "the weight map names key '" + key + "' in '" + files_.back()->name +
                                     "', but that file's header has no such key",
-                                error_location::at_item(added->name, key));
-                claim(entries[*entry]);
+                                error_location::at_item(files_.back()->name, key));
+                kept.push_back(records_[first + *found]);
             }
         }
-        total_bytes_ += added->mapping->size();
+        records_.resize(first); // the unlisted keys' text stays behind in keys_, unused
+        records_.insert(records_.end(), kept.begin(), kept.end());
+        for (std::size_t r = first; r < records_.size(); ++r) claim(r);
     }
 
-    const location* find(std::string_view key) const {
-        const std::uint32_t* found = index_.find(key, key_equals{&locations_});
-        return found == nullptr ? nullptr : &locations_[*found];
+    std::optional<location> find(std::string_view key) const {
+        const std::uint32_t* found = index_.find(key, key_equals{this});
+        if (found == nullptr) return std::nullopt;
+        return at(*found);
     }
     // find(key) that first tries `position` (a tensor_spec's source_slot):
     // one key comparison instead of a hash lookup whose probes miss the cache
     // in a run of a million keys.
-    const location* find(std::string_view key, std::uint32_t position) const {
-        if (position < locations_.size() && locations_[position].entry->key == key) return &locations_[position];
+    std::optional<location> find(std::string_view key, std::uint32_t position) const {
+        if (position < records_.size() && key_of(position) == key) return at(position);
         return find(key);
     }
-    const location& at(std::uint32_t position) const { return locations_.at(position); }
-    // The position of every location, sorted by key (a run's key lists are
+    location at(std::uint32_t position) const {
+        const record& r = records_.at(position);
+        const detail::safetensors_dtype& known = detail::safetensors_dtypes[r.dtype];
+        return location{files_[r.file].get(),
+                        key_of(position),
+                        known.name,
+                        known.type,
+                        std::span<const std::int64_t>(dimensions_.data() + r.shape_offset, r.rank),
+                        r.begin,
+                        r.end};
+    }
+    // The position of every key, sorted by key (a run's key lists are
     // sorted). Headers usually list their keys in order already: then
     // checking is enough.
     std::vector<std::uint32_t> sorted_positions() const {
-        std::vector<std::uint32_t> sorted(locations_.size());
+        std::vector<std::uint32_t> sorted(records_.size());
         for (std::size_t i = 0; i < sorted.size(); ++i) sorted[i] = std::uint32_t(i);
-        const auto by_key = [&](std::uint32_t a, std::uint32_t b) {
-            return locations_[a].entry->key < locations_[b].entry->key;
-        };
+        const auto by_key = [&](std::uint32_t a, std::uint32_t b) { return key_of(a) < key_of(b); };
         if (!std::is_sorted(sorted.begin(), sorted.end(), by_key)) std::sort(sorted.begin(), sorted.end(), by_key);
         return sorted;
     }
-    bool empty() const noexcept { return locations_.empty(); }
-    std::size_t size() const noexcept { return locations_.size(); }
+    bool empty() const noexcept { return records_.empty(); }
+    std::size_t size() const noexcept { return records_.size(); }
     std::uint64_t total_bytes() const noexcept { return total_bytes_; }
 
 private:
+    // A key of the run, 48 bytes: its text and shape live in keys_ and
+    // dimensions_, shared by all (a std::string and a std::vector each took
+    // 56 bytes and a heap block before any character or dimension).
+    struct record {
+        std::uint64_t begin, end; // absolute byte offsets in the file
+        std::uint64_t key_offset, shape_offset;
+        std::uint32_t key_size, rank;
+        std::uint32_t file; // into files_
+        detail::safetensors_dtype_slot dtype;
+    };
     struct key_equals {
-        const std::deque<location>* locations;
-        bool operator()(std::uint32_t i, std::string_view key) const { return (*locations)[i].entry->key == key; }
+        const safetensors_tensors* self;
+        bool operator()(std::uint32_t i, std::string_view key) const { return self->key_of(i) == key; }
     };
 
-    // In the order added; a deque, so a location found stays put when more
-    // files are added. The index compares against the entries' own keys.
-    std::deque<location> locations_;
-    numgap::detail::key_index index_;
+    std::string_view key_of(std::size_t position) const noexcept {
+        const record& r = records_[position];
+        return std::string_view(keys_.data() + r.key_offset, r.key_size);
+    }
+    void claim(std::size_t position) {
+        if (position >= numgap::detail::max_key_positions)
+            throw error(error_kind::limit, "a run of more than 2^31 - 1 safetensors keys cannot be indexed",
+                        error_location::in_file(files_[records_[position].file]->name));
+        const auto [existing, inserted] = index_.insert(key_of(position), std::uint32_t(position), key_equals{this});
+        if (!inserted) {
+            const std::string key(key_of(position));
+            const std::string& name = files_[records_[position].file]->name;
+            throw error(error_kind::schema,
+                        "key '" + key + "' is in both safetensors files '" + files_[records_[*existing].file]->name +
+                            "' and '" + name + "'; a run's keys must be unique",
+                        error_location::at_item(name, key));
+        }
+    }
+
+    std::vector<std::unique_ptr<const file>> files_; // in the order added; a location points at one
+    std::vector<record> records_;                    // by position (a spec's source_slot)
+    std::string keys_;                               // every key's text, back to back
+    std::vector<std::int64_t> dimensions_;           // every shape, back to back
+    numgap::detail::key_index index_;                // key -> position; compares against keys_
     std::uint64_t total_bytes_ = 0;
 };
 

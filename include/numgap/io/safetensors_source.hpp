@@ -39,16 +39,16 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
     std::vector<tensor_spec> specs;
     specs.reserve(tensors.size());
     for (const std::uint32_t position : tensors.sorted_positions()) {
-        const safetensors_tensors::location& where = tensors.at(position);
-        const std::string& key = where.entry->key;
+        const safetensors_tensors::location where = tensors.at(position);
+        const std::string_view key = where.key;
         if (const tensor_spec* claimed = manifest.find_tensor(key))
             throw error(error_kind::schema,
-                        "graph.json: tensor '" + key + "' is mapped to file '" + claimed->file + "', but '" +
-                            where.source->name + "' also holds key '" + key + "' in run '" + run +
-                            "'; rename one of them",
-                        error_location::at_item(run, key));
+                        "graph.json: tensor '" + std::string(key) + "' is mapped to file '" + claimed->file +
+                            "', but '" + where.source->name + "' also holds key '" + std::string(key) + "' in run '" +
+                            run + "'; rename one of them",
+                        error_location::at_item(run, std::string(key)));
         const auto overlay = std::lower_bound(overlays.begin(), overlays.end(), key,
-                                              [](const tensor_spec& spec, const std::string& k) { return spec.key < k; });
+                                              [](const tensor_spec& spec, std::string_view k) { return spec.key < k; });
         // Built in place: a spec is ~200 bytes, and a run may hold a million keys.
         tensor_spec& spec = specs.emplace_back();
         if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
@@ -63,11 +63,11 @@ inline loaded_tensor load_safetensors_tensor(const tensor_spec& spec, const safe
     std::unique_ptr<loaded_tensor_state> state = start_loading(spec, where.source->name);
     state->mapping = where.source->mapping;
     state->mapping_held_by_run = true; // safetensors_tensors keeps every file mapped
-    state->view = safetensors_view(state->mapping->bytes(), *where.entry, where.source->name);
+    state->view = where.view();
     if (spec.type && *spec.type != state->view.type())
         throw error(error_kind::dtype,
                     "graph.json gives dtype " + std::string(name_of(*spec.type)) + " but '" + where.source->name +
-                        "' stores key '" + spec.key + "' as " + where.entry->dtype_name,
+                        "' stores key '" + spec.key + "' as " + std::string(where.dtype_name),
                     error_location::at_item(where.source->name, spec.key));
     finish_loaded_tensor(spec, *state, tensor_place{where.source->name, "key", spec.key});
     return loaded_tensor(std::move(state));
@@ -81,14 +81,14 @@ public:
     explicit safetensors_source(safetensors_tensors tensors) : tensors_(std::move(tensors)) {}
 
     loaded_tensor load(const tensor_spec& spec) const override {
-        const safetensors_tensors::location* where = tensors_.find(spec.key, spec.source_slot);
-        NUMGAP_ASSERT(where != nullptr);
+        const std::optional<safetensors_tensors::location> where = tensors_.find(spec.key, spec.source_slot);
+        NUMGAP_ASSERT(where.has_value());
         return detail::load_safetensors_tensor(spec, *where);
     }
     std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {
-        const safetensors_tensors::location* where = tensors_.find(spec.key, spec.source_slot);
-        if (where == nullptr) return std::nullopt;
-        return where->entry->shape; // indexed at open()
+        const std::optional<safetensors_tensors::location> where = tensors_.find(spec.key, spec.source_slot);
+        if (!where) return std::nullopt;
+        return std::vector<std::int64_t>(where->shape.begin(), where->shape.end()); // indexed at open()
     }
     std::string missing_reason(std::string_view, const run_manifest&) const override {
         return "no such safetensors key";
