@@ -71,10 +71,10 @@ TEST_CASE("run_manifest: parses the issue example") {
     CHECK(t->type == numgap::dtype::uint8);
     CHECK(*t->shape == std::vector<std::int64_t>{1, 56, 56, 64});
     CHECK(*t->axis_order == std::vector<int>{0, 2, 3, 1});
-    CHECK(t->quantized);
-    CHECK(t->quant_axis == -1);
-    CHECK(t->scales == std::vector<float>{0.0235f});
-    CHECK(t->zero_points == std::vector<std::int32_t>{128});
+    REQUIRE(t->affine);
+    CHECK(t->affine->axis == -1);
+    CHECK(t->affine->scales == std::vector<float>{0.0235f});
+    CHECK(t->affine->zero_points == std::vector<std::int32_t>{128});
 }
 
 TEST_CASE("run_manifest: defaults") {
@@ -89,9 +89,9 @@ TEST_CASE("run_manifest: defaults") {
     REQUIRE(m.tensors.size() == 2);
     CHECK(m.tensors[0].key == "a"); // sorted by key for find_tensor
     CHECK(m.find_tensor("b")->file == "b.npy");
-    CHECK_FALSE(m.find_tensor("b")->quantized);
+    CHECK_FALSE(m.find_tensor("b")->affine);
     CHECK_FALSE(m.find_tensor("b")->type.has_value());
-    CHECK(m.find_tensor("a")->zero_points == std::vector<std::int32_t>{0});
+    CHECK(m.find_tensor("a")->affine->zero_points == std::vector<std::int32_t>{0});
     CHECK(m.find_tensor("zzz") == nullptr);
     const run_manifest explicit_empty = parse_run_manifest(R"({"nodes": [{"name": "n", "outputs": []}]})", "g");
     CHECK(explicit_empty.nodes[0].outputs.empty());
@@ -106,11 +106,13 @@ TEST_CASE("run_manifest: per channel quantization") {
             "u": {"scale": [0.5], "quant_axis": 0}}})",
         "graph.json");
     const auto* w = m.find_tensor("w");
-    CHECK(w->quant_axis == 0);
-    CHECK(w->scales == std::vector<float>{0.5f, 0.25f, 2.0f});
-    CHECK(w->zero_points == std::vector<std::int32_t>{1, -2, 3});
-    CHECK(m.find_tensor("v")->zero_points == std::vector<std::int32_t>{4, 4});
-    CHECK(m.find_tensor("u")->zero_points == std::vector<std::int32_t>{0});
+    REQUIRE(w->affine);
+    CHECK(w->affine->axis == 0);
+    CHECK(w->affine->scales == std::vector<float>{0.5f, 0.25f, 2.0f});
+    CHECK(w->affine->zero_points == std::vector<std::int32_t>{1, -2, 3});
+    CHECK(m.find_tensor("v")->affine->zero_points == std::vector<std::int32_t>{4, 4});
+    CHECK(m.find_tensor("v")->affine->axis == 1);
+    CHECK(m.find_tensor("u")->affine->zero_points == std::vector<std::int32_t>{0});
 }
 
 TEST_CASE("run_manifest: rejects bad structure with location") {
@@ -254,8 +256,8 @@ TEST_CASE("run_manifest: a large file read piecewise gives exactly what the tree
         CHECK(piecewise.tensors[i].key == tree.tensors[i].key);
         CHECK(piecewise.tensors[i].shape == tree.tensors[i].shape);
         CHECK(piecewise.tensors[i].axis_order == tree.tensors[i].axis_order);
-        CHECK(piecewise.tensors[i].scales == tree.tensors[i].scales);
-        CHECK(piecewise.tensors[i].zero_points == tree.tensors[i].zero_points);
+        CHECK(piecewise.tensors[i].affine == tree.tensors[i].affine);
+        CHECK(piecewise.tensors[i].block.has_value() == tree.tensors[i].block.has_value());
     }
     CHECK(piecewise.has_graph);
 }

@@ -186,24 +186,25 @@ inline void finish_loaded_tensor(const tensor_spec& spec, loaded_tensor_state& s
                    "' has rank " + std::to_string(view.rank()));
         view.with_axis_order(std::span<const int>(*spec.axis_order));
     }
-    if (spec.quantized) {
+    if (spec.affine) {
+        const tensor_spec::affine_spec& affine = *spec.affine;
         if (!is_integer(view.type()))
             refuse(error_kind::dtype, "graph.json gives \"scale\" but '",
                    "' stores " + std::string(name_of(view.type())) + ", not an integer type");
-        if (spec.quant_axis < 0) {
-            view.with_quantization(quantization::per_tensor(spec.scales.front(), spec.zero_points.front()));
+        if (affine.axis < 0) {
+            view.with_quantization(quantization::per_tensor(affine.scales.front(), affine.zero_points.front()));
         } else {
-            if (spec.quant_axis >= view.rank())
-                refuse(error_kind::shape, "graph.json gives quant_axis " + std::to_string(spec.quant_axis) + " but '",
+            if (affine.axis >= view.rank())
+                refuse(error_kind::shape, "graph.json gives quant_axis " + std::to_string(affine.axis) + " but '",
                        "' has rank " + std::to_string(view.rank()));
-            if (std::int64_t(spec.scales.size()) != view.shape(spec.quant_axis))
+            if (std::int64_t(affine.scales.size()) != view.shape(affine.axis))
                 refuse(error_kind::shape,
-                       "graph.json gives " + std::to_string(spec.scales.size()) + " per-channel scales but dimension " +
-                           std::to_string(spec.quant_axis) + " of '",
-                       "' has " + std::to_string(view.shape(spec.quant_axis)) + " channels");
-            state.scales = spec.scales;
-            state.zero_points = spec.zero_points;
-            view.with_quantization(quantization::along(spec.quant_axis, state.scales, state.zero_points));
+                       "graph.json gives " + std::to_string(affine.scales.size()) +
+                           " per-channel scales but dimension " + std::to_string(affine.axis) + " of '",
+                       "' has " + std::to_string(view.shape(affine.axis)) + " channels");
+            state.scales = affine.scales;
+            state.zero_points = affine.zero_points;
+            view.with_quantization(quantization::along(affine.axis, state.scales, state.zero_points));
         }
     }
     view.with_name(state.key);

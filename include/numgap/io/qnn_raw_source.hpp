@@ -151,7 +151,7 @@ public:
         if (dequantized) {
             tensor_spec as_float = spec;
             as_float.type = dtype::float32;
-            as_float.quantized = false;
+            as_float.affine.reset();
             state->view = detail::raw_tensor_view(bytes, as_float, shown);
             state->note = "'" + spec.file + "' holds float32 (qnn-net-run's dequantized output), not the model JSON's " +
                           std::string(name_of(*spec.type));
@@ -160,7 +160,7 @@ public:
             // Integers whose scales numgap cannot hold would be compared as if
             // they were real values: refuse them rather than show a wrong number.
             if (const auto encoding = undequantizable_.find(spec.key);
-                encoding != undequantizable_.end() && !spec.quantized && is_integer(*spec.type))
+                encoding != undequantizable_.end() && !spec.affine && is_integer(*spec.type))
                 throw error(error_kind::dtype,
                             "raw file '" + shown + "' holds " + std::string(name_of(*spec.type)) + " integers, but " +
                                 encoding->second + "; give qnn-net-run's dequantized float32 output, or an overlay "
@@ -300,15 +300,10 @@ private:
         spec.type = description.type;
         spec.axis_order = description.axis_order;
         if (description.scale) {
-            spec.quantized = true;
-            spec.scales = {*description.scale};
-            spec.zero_points = {description.zero_point};
-            spec.quant_axis = -1;
+            spec.affine = tensor_spec::affine_spec{{*description.scale}, {description.zero_point}, -1};
         } else if (description.quant_axis >= 0) {
-            spec.quantized = true;
-            spec.scales = description.axis_scales;
-            spec.zero_points = description.axis_zero_points;
-            spec.quant_axis = description.quant_axis;
+            spec.affine =
+                tensor_spec::affine_spec{description.axis_scales, description.axis_zero_points, description.quant_axis};
         }
         if (!description.unsupported_encoding.empty()) undequantizable_[spec.key] = description.unsupported_encoding;
         if (description.fixed_point) dequantized_candidates_.insert(spec.key);

@@ -212,7 +212,7 @@ private:
         }
         const error_location location = error_location::at_item(path_.string(), owner.key);
         const std::string label = "block " + std::string(what) + " '" + name + "'";
-        if (found->block || found->quantized)
+        if (found->block || found->affine)
             throw error(error_kind::schema, label + " is quantized itself; block parameters must be plain numbers",
                         location);
         // A sharded tensor's view has its shape but no data (io/sharded_tensor.hpp).

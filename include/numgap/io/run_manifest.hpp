@@ -96,12 +96,17 @@ struct tensor_spec {
     std::optional<dtype> type;
     std::optional<std::vector<std::int64_t>> shape;
     boxed<std::vector<int>> axis_order; // rarely given: boxed (core/boxed.hpp), 8 bytes when absent
-    // Per tensor: one scale and one zero point, quant_axis == -1.
-    // Per channel: one of each per index of stored dimension quant_axis.
-    std::vector<float> scales;
-    std::vector<std::int32_t> zero_points;
-    int quant_axis = -1;
-    bool quantized = false;
+    // Affine quantization ("scale", "zero_point", "quant_axis"): per tensor,
+    // one scale and one zero point and axis -1; per channel, one of each per
+    // index of stored dimension `axis`. Boxed like axis_order; empty: the
+    // tensor is not quantized this way.
+    struct affine_spec {
+        std::vector<float> scales;
+        std::vector<std::int32_t> zero_points;
+        int axis = -1;
+        bool operator==(const affine_spec&) const = default;
+    };
+    boxed<affine_spec> affine;
     // Block quantization: its parameters are other tensors of the run (or
     // files in it), named here and read by run_directory::load.
     struct block_spec {
@@ -123,7 +128,7 @@ struct tensor_spec {
     // where that source keeps the tensor, so that load() goes there without
     // searching its keys again. A hint: the source checks it against `key`
     // and searches when it does not fit (a spec copied into another run, or
-    // made by hand). Sits in what was padding: the spec stays 208 bytes.
+    // made by hand). Beside shard_axis, in what would be padding.
     std::uint32_t source_slot = no_source_slot;
     static constexpr std::uint32_t no_source_slot = 0xffffffffu;
 };
@@ -541,7 +546,7 @@ private:
         }
         read_quantization(spec, context, scale, zero_point, quant_axis);
         if (block != nullptr) {
-            if (spec.quantized)
+            if (spec.affine)
                 fail(*block, context + ": \"block\" and \"scale\" are given; a tensor is quantized per tensor, per "
                                        "channel or per block, not two of them");
             if (spec.type && !is_integer(*spec.type) && !is_mx_element(*spec.type))
@@ -562,22 +567,23 @@ private:
                          " is not a dimension of shape of rank " + std::to_string(rank),
                      error_kind::shape, key);
         }
-        if (spec.quantized && spec.type && !is_integer(*spec.type))
+        if (spec.affine && spec.type && !is_integer(*spec.type))
             fail(*type,
                  context + ": \"scale\" is given but dtype " + std::string(name_of(*spec.type)) +
                      " is not an integer type; only integer tensors can be quantized",
                  error_kind::dtype, key);
-        if (spec.quantized && spec.quant_axis >= 0 && spec.shape) {
-            if (std::size_t(spec.quant_axis) >= spec.shape->size())
+        if (spec.affine && spec.affine->axis >= 0 && spec.shape) {
+            if (std::size_t(spec.affine->axis) >= spec.shape->size())
                 fail(*quant_axis,
-                     context + ": \"quant_axis\" " + std::to_string(spec.quant_axis) +
+                     context + ": \"quant_axis\" " + std::to_string(spec.affine->axis) +
                          " is not a dimension of shape of rank " + std::to_string(spec.shape->size()),
                      error_kind::shape, key);
-            const std::int64_t channels = (*spec.shape)[std::size_t(spec.quant_axis)];
-            if (std::int64_t(spec.scales.size()) != channels)
+            const std::int64_t channels = (*spec.shape)[std::size_t(spec.affine->axis)];
+            if (std::int64_t(spec.affine->scales.size()) != channels)
                 fail(*scale,
-                     context + ": \"scale\" has " + std::to_string(spec.scales.size()) + " entries but dimension " +
-                         std::to_string(spec.quant_axis) + " of \"shape\" has " + std::to_string(channels),
+                     context + ": \"scale\" has " + std::to_string(spec.affine->scales.size()) +
+                         " entries but dimension " + std::to_string(spec.affine->axis) + " of \"shape\" has " +
+                         std::to_string(channels),
                      error_kind::shape, key);
         }
         return spec;
@@ -678,32 +684,32 @@ private:
             if (quant_axis != nullptr) fail(*quant_axis, context + ": \"quant_axis\" is given without \"scale\"");
             return;
         }
-        spec.quantized = true;
+        tensor_spec::affine_spec& affine = spec.affine.emplace();
         if (!scale->is_array()) {
             if (quant_axis != nullptr)
                 fail(*quant_axis, context + ": \"quant_axis\" needs per-channel \"scale\" (an array), but \"scale\" "
                                             "is a single number");
             if (zero_point != nullptr && zero_point->is_array())
                 fail(*zero_point, context + ": \"zero_point\" is an array but \"scale\" is a single number");
-            spec.scales = {scale_value(*scale, context)};
-            spec.zero_points = {zero_point != nullptr ? zero_point_value(*zero_point) : 0};
+            affine.scales = {scale_value(*scale, context)};
+            affine.zero_points = {zero_point != nullptr ? zero_point_value(*zero_point) : 0};
             return;
         }
         if (quant_axis == nullptr)
             fail(*scale, context + ": per-channel \"scale\" (an array) needs \"quant_axis\"");
-        spec.quant_axis = int(integer(*quant_axis, context, "quant_axis", 0, max_rank - 1));
+        affine.axis = int(integer(*quant_axis, context, "quant_axis", 0, max_rank - 1));
         if (scale->as_array().empty()) fail(*scale, context + ": \"scale\" is an empty array");
-        for (const json_value& element : scale->as_array()) spec.scales.push_back(scale_value(element, context));
+        for (const json_value& element : scale->as_array()) affine.scales.push_back(scale_value(element, context));
         if (zero_point == nullptr) {
-            spec.zero_points.assign(spec.scales.size(), 0);
+            affine.zero_points.assign(affine.scales.size(), 0);
         } else if (!zero_point->is_array()) {
-            spec.zero_points.assign(spec.scales.size(), zero_point_value(*zero_point));
+            affine.zero_points.assign(affine.scales.size(), zero_point_value(*zero_point));
         } else {
             for (const json_value& element : zero_point->as_array())
-                spec.zero_points.push_back(zero_point_value(element));
-            if (spec.zero_points.size() != spec.scales.size())
-                fail(*zero_point, context + ": \"zero_point\" has " + std::to_string(spec.zero_points.size()) +
-                                      " entries but \"scale\" has " + std::to_string(spec.scales.size()));
+                affine.zero_points.push_back(zero_point_value(element));
+            if (affine.zero_points.size() != affine.scales.size())
+                fail(*zero_point, context + ": \"zero_point\" has " + std::to_string(affine.zero_points.size()) +
+                                      " entries but \"scale\" has " + std::to_string(affine.scales.size()));
         }
     }
 

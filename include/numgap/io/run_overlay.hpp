@@ -66,10 +66,7 @@ inline void apply_run_overlay(opened_run_source& opened, const run_manifest& ove
         found->type = entry.type;
         found->shape = entry.shape;
         found->axis_order = entry.axis_order;
-        found->scales = entry.scales;
-        found->zero_points = entry.zero_points;
-        found->quant_axis = entry.quant_axis;
-        found->quantized = entry.quantized;
+        found->affine = entry.affine;
         found->block = entry.block;
     }
     opened.notes.push_back("'" + run + "': graph and tensor metadata from the overlay '" + overlay_name + "'");
