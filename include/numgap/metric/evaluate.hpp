@@ -163,9 +163,7 @@ inline pass_partial fused_pass(const tensor_view& reference, const tensor_view& 
         kernels::accumulate_views(reference, target, table, kernel_options, pass.moments);
         return pass;
     }
-    kernels::pair_plan plan = kernels::make_pair_plan(reference, target);
-    plan.widen_f32 = table.widen_f32;
-    plan.transpose_f32 = table.transpose_f32;
+    const kernels::pair_plan plan = kernels::make_pair_plan(reference, target, table);
     return run_fused_pass(plan, kernel_options, layout.reductions, options.threads);
 }
 

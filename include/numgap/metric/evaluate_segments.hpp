@@ -156,9 +156,7 @@ inline std::optional<kernels::pair_moments> interleaved_moments(const std::vecto
     walked.reserve(pieces.size());
     std::int64_t count = 0;
     for (const segment_piece& piece : pieces) {
-        kernels::pair_plan plan = kernels::make_pair_plan(piece.reference, piece.target);
-        plan.widen_f32 = table.widen_f32;
-        plan.transpose_f32 = table.transpose_f32;
+        const kernels::pair_plan plan = kernels::make_pair_plan(piece.reference, piece.target, table);
         const std::int64_t slab = plan.count / outer, inner = plan.shape[std::size_t(plan.rank - 1)];
         const auto plain = [&](const kernels::plan_side& side) {
             return side.type == dtype::float32 && !side.quantized && side.scales == nullptr &&

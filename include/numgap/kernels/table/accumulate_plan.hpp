@@ -9,7 +9,7 @@
 // whenever no user reduction metric needs float blocks.
 // Precondition: validate_pair() accepted the views behind the plan; the
 // plan's widen_f32 / transpose_f32 are the caller's choice (usually the same
-// table's). Complexity: O(end - begin) plus plan_walk_of's O(rank + channels)
+// table's: make_pair_plan(reference, target, table)). Complexity: O(end - begin) plus plan_walk_of's O(rank + channels)
 // when the walk is not given; no allocation. Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +23,16 @@
 #include <numgap/kernels/table/kernel_table.hpp>
 
 namespace numgap::kernels {
+
+// make_pair_plan with the conversions of `table`'s architecture (its
+// widen_f32 and transpose_f32): the plan every caller of accumulate_plan
+// with one table wants.
+inline pair_plan make_pair_plan(const tensor_view& reference, const tensor_view& target, const kernel_table& table) {
+    pair_plan plan = make_pair_plan(reference, target);
+    plan.widen_f32 = table.widen_f32;
+    plan.transpose_f32 = table.transpose_f32;
+    return plan;
+}
 
 // How accumulate_plan walks a plan; decided once per plan (plan_walk_of is
 // O(rank + channels)), so a caller walking one plan in many ranges

@@ -4,8 +4,8 @@
 // the same order go straight to kernel_table::block_f32 / block_f64: the same
 // kernel, chunks and sums as the plan's walk of such a pair, without
 // building and walking a pair_plan (~25 ns, a tenth of a pass at 2^10
-// elements). Every other pair: make_pair_plan + accumulate_plan, with the
-// table's widen_f32 / transpose_f32.
+// elements). Every other pair: make_pair_plan (with the table's
+// conversions) + accumulate_plan.
 // Precondition: validate_pair() accepted the views. Complexity: O(n) plus
 // make_pair_plan's O(rank) when a plan is needed; no allocation.
 // Throws: nothing.
@@ -33,9 +33,7 @@ inline void accumulate_views(const tensor_view& reference, const tensor_view& ta
     if (dense(reference, dtype::float64) && dense(target, dtype::float64))
         return table.block_f64(static_cast<const double*>(reference.data()), static_cast<const double*>(target.data()),
                                n, options, moments);
-    pair_plan plan = make_pair_plan(reference, target);
-    plan.widen_f32 = table.widen_f32;
-    plan.transpose_f32 = table.transpose_f32;
+    const pair_plan plan = make_pair_plan(reference, target, table);
     accumulate_plan(plan, 0, plan.count, table, options, moments);
 }
 
