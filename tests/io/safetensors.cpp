@@ -588,6 +588,15 @@ TEST_CASE("safetensors runs: a sharded set through its index.json, confined to t
 
     run.write("model/partial.index.json", R"({"weight_map": {"a": "model-00001-of-00002.safetensors"}})");
     CHECK(run_directory::open(run / "model/partial.index.json").keys() == std::vector<std::string>{"a"});
+    // Only the listed keys of a shard are the run's, each read at its own
+    // offset (a key after an unlisted one in the header included).
+    run.write("model/later.index.json", R"({"weight_map": {"b": "model-00001-of-00002.safetensors",
+                                                          "c": "model-00002-of-00002.safetensors"}})");
+    const run_directory later = run_directory::open(run / "model/later.index.json");
+    CHECK(later.keys() == std::vector<std::string>{"b", "c"});
+    CHECK(at<float>(later.load("b").view(), 0) == 2.0f);
+    CHECK(at<float>(later.load("c").view(), 0) == 3.0f);
+    CHECK_FALSE(later.try_load("a").has_value());
 
     run.write("model/wrong.index.json", R"({"weight_map": {"z": "model-00002-of-00002.safetensors"}})");
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "model/wrong.index.json"); }),
