@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "../core/caught_error.hpp"
 #include <numgap/graph/basic_graph.hpp>
@@ -14,11 +15,42 @@ TEST_CASE("basic_graph: add node defaults output key to name") {
     const auto a = g.add_node("a");
     CHECK(a == 0);
     CHECK(g.node(a).output_keys == std::vector<std::string>{"a"});
-    CHECK(g.node(a).output_shapes.empty()); // no shape known yet
+    CHECK_FALSE(g.node(a).output_shapes); // no shape known yet
     CHECK_FALSE(g.output_shape(a, 0).has_value());
-    CHECK(g.node(a).op.empty());
+    CHECK(g.op_type(a).empty());
     CHECK(g.find("a") == a);
     CHECK_FALSE(g.find("b").has_value());
+}
+
+TEST_CASE("basic_graph: op types are kept once per distinct text; each node reads its own") {
+    numgap::basic_graph g;
+    const std::vector<std::string> ops = {"", "conv", "aten.native_layer_norm.default_with_a_long_name", "relu",
+                                          "conv"};
+    for (int i = 0; i < 3000; ++i) {
+        // Repeated ops, and every 7th node an op of its own.
+        const std::string op = i % 7 == 0 ? "custom_" + std::to_string(i) : ops[std::size_t(i) % ops.size()];
+        g.add_node("n" + std::to_string(i), op);
+    }
+    for (int i = 0; i < 3000; ++i) {
+        const std::string expected = i % 7 == 0 ? "custom_" + std::to_string(i) : ops[std::size_t(i) % ops.size()];
+        CHECK(g.op_type(std::size_t(i)) == expected);
+    }
+    CHECK(g.node(1).op_index == g.node(4).op_index); // "conv" twice: one entry
+    CHECK(g.node(5).op_index == 0);                  // the empty op
+    g.set_op(1, "relu");
+    g.set_op(2, "");
+    g.set_op(3, "brand_new_op");
+    CHECK(g.op_type(1) == "relu");
+    CHECK(g.op_type(2).empty());
+    CHECK(g.op_type(3) == "brand_new_op");
+    CHECK(g.op_type(4) == "conv"); // untouched by its neighbour's change
+    numgap::basic_graph copy = g;
+    copy.set_op(4, "changed");
+    copy.add_node("extra", "brand_new_op");
+    CHECK(g.op_type(4) == "conv");
+    CHECK(copy.op_type(4) == "changed");
+    CHECK(copy.op_type(3000) == "brand_new_op");
+    CHECK(copy.node(3000).op_index == copy.node(3).op_index);
 }
 
 TEST_CASE("basic_graph: rejects a producer that does not exist") {
@@ -67,16 +99,16 @@ TEST_CASE("basic_graph: producer of resolves every output key") {
 TEST_CASE("basic_graph: output shapes are stored once one is set and cleared with the output keys") {
     numgap::basic_graph g;
     const auto split = g.add_node("split", "split", {}, {}, {"low", "high"});
-    CHECK(g.node(split).output_shapes.empty());
+    CHECK_FALSE(g.node(split).output_shapes);
     g.set_output_shape(split, 1, {2, 3});
-    CHECK(g.node(split).output_shapes.size() == 2); // one per output key from the first shape on
+    CHECK(g.node(split).output_shapes->size() == 2); // one per output key from the first shape on
     CHECK_FALSE(g.output_shape(split, 0).has_value());
     CHECK(g.output_shape(split, 1) == numgap::shape_type{2, 3});
     CHECK_FALSE(g.output_shape(split, 2).has_value()); // no such output
     g.set_output_shape(split, 0, {4});
     CHECK(g.output_shape(split, 0) == numgap::shape_type{4});
     g.set_output_keys(split, {"a", "b", "c"});
-    CHECK(g.node(split).output_shapes.empty());
+    CHECK_FALSE(g.node(split).output_shapes);
     CHECK_FALSE(g.output_shape(split, 1).has_value());
     CHECK_THROWS_WITH_AS(g.set_output_shape(split, 3, {1}), doctest::Contains("'split' has 3 outputs"), numgap::error);
 }
@@ -86,7 +118,7 @@ TEST_CASE("basic_graph: node without outputs") {
     const auto sink = g.add_node("print");
     g.set_output_keys(sink, {});
     CHECK(g.output_keys(sink).empty());
-    CHECK(g.node(sink).output_shapes.empty());
+    CHECK_FALSE(g.node(sink).output_shapes);
     CHECK_THROWS_WITH_AS(g.set_output_shape(sink, 0, {1}), doctest::Contains("'print' has 0 outputs"), numgap::error);
 }
 

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <numgap/core/config.hpp>
@@ -67,7 +68,7 @@ struct builder {
     // Reference graphs carry a few no-ops a backend may drop.
     std::size_t maybe_noop(std::size_t x) {
         if (!chance(0.15)) return x;
-        return add(chance(0.5) ? "aten::dropout" : "aten::identity", {x}, *graph.node(x).output_shapes[0]);
+        return add(chance(0.5) ? "aten::dropout" : "aten::identity", {x}, *graph.output_shape(x, 0));
     }
 };
 
@@ -85,7 +86,7 @@ inline void cnn(builder& b, std::size_t approx_nodes) {
         if (b.chance(0.15) && size > 4) {
             size /= 2;
             channels = std::min<std::int64_t>(channels * 2, 512);
-            x = b.add("aten::max_pool2d", {x}, {1, (*b.graph.node(x).output_shapes[0])[1], size, size});
+            x = b.add("aten::max_pool2d", {x}, {1, (*b.graph.output_shape(x, 0))[1], size, size});
             x = conv_bn_relu(x, channels, true);
         }
         const std::size_t a = conv_bn_relu(x, channels, true);
@@ -170,7 +171,7 @@ inline void inception(builder& b, std::size_t approx_nodes) {
     b.add("aten::linear", {b.add("aten::reshape", {x}, {1, 4 * branch * size * size})}, {1, 1000});
 }
 
-inline std::string backend_op(const std::string& op, std::mt19937_64& rng) {
+inline std::string backend_op(std::string_view op, std::mt19937_64& rng) {
     auto pick = [&](std::initializer_list<const char*> options) {
         std::vector<const char*> list(options);
         return std::string(list[std::uniform_int_distribution<std::size_t>(0, list.size() - 1)(rng)]);
@@ -190,10 +191,10 @@ inline std::string backend_op(const std::string& op, std::mt19937_64& rng) {
     if (op == "aten::reshape") return pick({"Reshape", "RESHAPE"});
     if (op == "aten::embedding") return pick({"Embedding", "EMBEDDING_LOOKUP"});
     if (op == "aten::cat") return pick({"Concat", "CONCATENATION"});
-    return op; // "input", no-ops
+    return std::string(op); // "input", no-ops
 }
 
-inline bool is_deletable(const std::string& op) { return op == "aten::dropout" || op == "aten::identity"; }
+inline bool is_deletable(std::string_view op) { return op == "aten::dropout" || op == "aten::identity"; }
 
 } // namespace detail
 
@@ -233,9 +234,9 @@ inline void shuffle_topologically(synthetic_pair& pair, std::mt19937_64& rng) {
         const auto& old_node = old_target.node(node);
         std::vector<std::size_t> inputs;
         for (auto producer : old_node.producers) inputs.push_back(new_index[producer]);
-        new_index[node] = shuffled.add_node(old_node.name, old_node.op, std::move(inputs), old_node.debug_handles);
-        if (!old_node.output_shapes.empty() && old_node.output_shapes[0])
-            shuffled.set_output_shape(new_index[node], 0, *old_node.output_shapes[0]);
+        new_index[node] =
+            shuffled.add_node(old_node.name, old_target.op_type(node), std::move(inputs), old_node.debug_handles);
+        if (const auto shape = old_target.output_shape(node, 0)) shuffled.set_output_shape(new_index[node], 0, *shape);
         for (auto consumer : consumers[node])
             if (--missing_inputs[consumer] == 0) ready.push_back(consumer);
     }
@@ -257,12 +258,12 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
     // Fusion chains: head -> members.
     std::vector<std::size_t> chain_head(n, no_counterpart);
     for (std::size_t node = 0; node < n; ++node) {
-        const auto& op = reference.node(node).op;
+        const std::string_view op = reference.op_type(node);
         if (chain_head[node] != no_counterpart) continue;
         std::vector<std::size_t> chain{node};
         auto extend = [&](const char* next_op) {
             const std::size_t last = chain.back();
-            if (consumers[last].size() == 1 && reference.node(consumers[last][0]).op == next_op &&
+            if (consumers[last].size() == 1 && reference.op_type(consumers[last][0]) == next_op &&
                 sole_link(last, consumers[last][0])) {
                 chain.push_back(consumers[last][0]);
                 return true;
@@ -307,7 +308,7 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
     };
     auto input_edge = [&](std::size_t producer_value) {
         if (!chance(options.insert_rate)) return producer_value;
-        const auto shape = *target.node(producer_value).output_shapes[0];
+        const auto shape = *target.output_shape(producer_value, 0);
         switch (rng() % 4) {
         case 0: {
             const std::size_t q = add_inserted("QuantizeLinear", producer_value, shape);
@@ -320,12 +321,13 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
     };
     for (std::size_t r = 0; r < n; ++r) {
         const auto& node = reference.node(r);
-        const auto& shape = *node.output_shapes[0];
-        if (detail::is_deletable(node.op) && node.producers.size() == 1 && chance(options.delete_rate)) {
+        const std::string_view node_op = reference.op_type(r);
+        const auto shape = *reference.output_shape(r, 0);
+        if (detail::is_deletable(node_op) && node.producers.size() == 1 && chance(options.delete_rate)) {
             value[r] = value[node.producers[0]];
             continue;
         }
-        if (chain_head[r] == no_counterpart && node.producers.size() == 1 && node.op != "input" &&
+        if (chain_head[r] == no_counterpart && node.producers.size() == 1 && node_op != "input" &&
             chance(options.drop_any_rate)) {
             value[r] = value[node.producers[0]];
             continue;
@@ -343,19 +345,19 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
             std::string op;
             std::vector<std::int64_t> handles;
             for (auto member : chain) {
-                op += (op.empty() ? "" : "+") + detail::backend_op(reference.node(member).op, rng);
+                op += (op.empty() ? "" : "+") + detail::backend_op(reference.op_type(member), rng);
                 handles.push_back(static_cast<std::int64_t>(member));
             }
             const std::size_t last = chain.back();
-            const std::size_t t = add_target(options.rename ? name_of(last) : reference.node(last).name + "_output_0", op, inputs, handles,
-                                             *reference.node(last).output_shapes[0]);
+            const std::size_t t = add_target(options.rename ? name_of(last) : reference.node(last).name + "_output_0",
+                                             op, inputs, handles, *reference.output_shape(last, 0));
             for (auto member : chain) {
                 value[member] = t;
                 pair.counterpart[member] = {t};
             }
             continue;
         }
-        if (node.op == "aten::layer_norm" && chance(options.decompose_rate)) {
+        if (node_op == "aten::layer_norm" && chance(options.decompose_rate)) {
             std::vector<std::int64_t> handle{static_cast<std::int64_t>(r)};
             const std::size_t mean = add_target(name_of(r) + "_mean", "ReduceMean", inputs, handle, shape);
             const std::size_t centered = add_target(name_of(r) + "_sub", "Sub", {inputs[0], mean}, handle, shape);
@@ -367,13 +369,13 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
             pair.counterpart[r] = {mean, centered, square, variance, scale, out};
             continue;
         }
-        if (chain_head[r] == no_counterpart && node.op != "input" && chance(options.replace_rate)) {
+        if (chain_head[r] == no_counterpart && node_op != "input" && chance(options.replace_rate)) {
             // Computes "the same value" by an op nothing recognises: no counterpart.
             value[r] = add_target(name_of(r), "VendorCustomOp", inputs, {}, shape);
             continue;
         }
-        const std::size_t t = add_target(name_of(r), detail::backend_op(node.op, rng), inputs,
-                                         {static_cast<std::int64_t>(r)}, shape);
+        const std::size_t t =
+            add_target(name_of(r), detail::backend_op(node_op, rng), inputs, {static_cast<std::int64_t>(r)}, shape);
         value[r] = t;
         pair.counterpart[r] = {t};
     }

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include <numgap/core/boxed.hpp>
 #include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/key_index.hpp>
@@ -40,19 +41,22 @@ class basic_graph {
 public:
     struct node_type {
         std::string name;
-        std::string op;
         std::vector<std::size_t> producers;
         std::vector<std::int64_t> debug_handles;
         std::vector<std::string> output_keys;
         // One per output key once a shape is set; empty while none is known
-        // (a million-node graph matched by name never needs one).
-        std::vector<std::optional<shape_type>> output_shapes;
+        // (a million-node graph matched by name never needs one): boxed
+        // (core/boxed.hpp), 8 bytes then.
+        boxed<std::vector<std::optional<shape_type>>> output_shapes;
+        // The node's op type as a position in the graph's table of distinct
+        // op types (op_type(i) gives the text): a graph of a million nodes
+        // has a few dozen op types, and a string each cost 32 bytes, more
+        // for names past 15 characters. 0 is the empty op.
+        std::uint32_t op_index = 0;
     };
 
-    std::size_t add_node(std::string name, std::string op = {},
-                         std::vector<std::size_t> producers = {},
-                         std::vector<std::int64_t> debug_handles = {},
-                         std::vector<std::string> output_keys = {}) {
+    std::size_t add_node(std::string name, std::string_view op = {}, std::vector<std::size_t> producers = {},
+                         std::vector<std::int64_t> debug_handles = {}, std::vector<std::string> output_keys = {}) {
         const std::size_t index = nodes_.size();
         if (index >= max_entries)
             throw error(error_kind::limit, "basic_graph: a graph of more than 2^31 - 1 nodes cannot be indexed",
@@ -67,12 +71,13 @@ public:
             }
         }
         if (output_keys.empty()) output_keys.push_back(name);
+        const std::uint32_t op_index = intern_op(op);
         nodes_.push_back(node_type{.name = std::move(name),
-                                   .op = std::move(op),
                                    .producers = std::move(producers),
                                    .debug_handles = std::move(debug_handles),
                                    .output_keys = std::move(output_keys),
-                                   .output_shapes = {}});
+                                   .output_shapes = {},
+                                   .op_index = op_index});
         index_name(index);
         index_keys(index);
         return index;
@@ -113,7 +118,7 @@ public:
             key_index_.erase(key, key_equals{this});
         }
         nodes_[node].output_keys = std::move(keys);
-        nodes_[node].output_shapes.clear();
+        nodes_[node].output_shapes.reset();
         if (shared) {
             rebuild_key_index();
             return;
@@ -133,14 +138,15 @@ public:
                             " outputs; cannot set the shape of output " + std::to_string(output),
                         error_location::of_item(nodes_[node].name));
         }
-        std::vector<std::optional<shape_type>>& shapes = nodes_[node].output_shapes;
+        boxed<std::vector<std::optional<shape_type>>>& boxed_shapes = nodes_[node].output_shapes;
+        std::vector<std::optional<shape_type>>& shapes = boxed_shapes ? *boxed_shapes : boxed_shapes.emplace();
         shapes.resize(nodes_[node].output_keys.size());
         shapes[output] = std::move(shape);
     }
 
-    void set_op(std::size_t node, std::string op) {
+    void set_op(std::size_t node, std::string_view op) {
         check_index(node, "set_op");
-        nodes_[node].op = std::move(op);
+        nodes_[node].op_index = intern_op(op);
     }
 
     void set_debug_handles(std::size_t node, std::vector<std::int64_t> handles) {
@@ -184,14 +190,14 @@ public:
     std::size_t num_nodes() const noexcept { return nodes_.size(); }
     const std::vector<std::size_t>& producers(std::size_t i) const { return node(i).producers; }
     const std::string& node_name(std::size_t i) const { return node(i).name; }
-    std::string_view op_type(std::size_t i) const { return node(i).op; }
+    std::string_view op_type(std::size_t i) const { return op_types_[node(i).op_index]; }
     const std::vector<std::int64_t>& debug_handles(std::size_t i) const {
         return node(i).debug_handles;
     }
     const std::vector<std::string>& output_keys(std::size_t i) const { return node(i).output_keys; }
     std::optional<shape_type> output_shape(std::size_t i, std::size_t k) const {
         const auto& shapes = node(i).output_shapes;
-        return k < shapes.size() ? shapes[k] : std::nullopt;
+        return shapes && k < shapes->size() ? (*shapes)[k] : std::nullopt;
     }
 
 private:
@@ -237,6 +243,21 @@ private:
         }
     };
     std::size_t owner_of_key(std::uint32_t payload) const { return key_refs_[payload & ~ambiguous_bit].node; }
+    struct op_equals {
+        const basic_graph* graph;
+        bool operator()(std::uint32_t payload, std::string_view op) const { return graph->op_types_[payload] == op; }
+    };
+
+    // The position of `op` in op_types_, added if new.
+    std::uint32_t intern_op(std::string_view op) {
+        if (op.empty()) return 0;
+        if (op_types_.size() >= max_entries)
+            throw error(error_kind::limit, "basic_graph: more than 2^31 - 1 distinct op types cannot be indexed",
+                        error_location::of_item(std::string(op)));
+        const auto [entry, inserted] = op_index_.insert(op, std::uint32_t(op_types_.size()), op_equals{this});
+        if (inserted) op_types_.emplace_back(op);
+        return *entry;
+    }
 
     void index_name(std::size_t node) {
         const auto [entry, inserted] = name_index_.insert(nodes_[node].name, std::uint32_t(node), name_equals{this});
@@ -278,6 +299,8 @@ private:
     detail::key_index name_index_;
     detail::key_index key_index_;
     std::vector<key_ref> key_refs_; // payloads of key_index_
+    std::vector<std::string> op_types_{std::string()}; // distinct op types; 0 is the empty op
+    detail::key_index op_index_;                       // op type -> position in op_types_
 };
 
 } // namespace numgap
