@@ -44,6 +44,9 @@ TEST_CASE("basic_graph: op types are kept once per distinct text; each node read
     CHECK(g.op_type(2).empty());
     CHECK(g.op_type(3) == "brand_new_op");
     CHECK(g.op_type(4) == "conv"); // untouched by its neighbour's change
+    g.set_op(6, g.op_type(3));     // a view of the graph's own table
+    CHECK(g.op_type(6) == "brand_new_op");
+    CHECK(g.node(6).op_index == g.node(3).op_index);
     numgap::basic_graph copy = g;
     copy.set_op(4, "changed");
     copy.add_node("extra", "brand_new_op");

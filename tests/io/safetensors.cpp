@@ -388,10 +388,70 @@ TEST_CASE("safetensors runs: each key's compact record gives what the parsed ind
     CHECK(tensors.find("beta", sorted[0])->key == "beta");
     CHECK(tensors.find("beta", 1000)->key == "beta");
     CHECK_FALSE(tensors.find("gamma", sorted[2]).has_value());
-    // The header's pages were handed back; the data read through the
-    // mapping afterwards is still the file's.
     CHECK(at<float>(tensors.find("zeta")->view(), 3) == 8.0f);
     CHECK(at<double>(tensors.find("alpha")->view(), 0) == 0.125);
+
+    // A header of many pages, handed back once read: every key still reads
+    // its own data, the ones whose data share the header's last page included.
+    std::vector<tensor_bytes> many;
+    for (int k = 0; k < 3000; ++k)
+        many.push_back(
+            {"layer." + std::to_string(k) + ".weight", "F32", "[2]", bytes_of<float>({float(k), float(-k)})});
+    const std::string large = safetensors_file(many);
+    REQUIRE(large.size() > 16 * 4096);
+    {
+        const auto path = run.write("large.safetensors", large);
+        numgap::io::safetensors_tensors big;
+        big.add("large.safetensors", numgap::io::file_descriptor(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), path);
+        REQUIRE(big.size() == 3000);
+        for (int k = 0; k < 3000; k += 7) {
+            const auto where = big.find("layer." + std::to_string(k) + ".weight");
+            REQUIRE(where.has_value());
+            CHECK(at<float>(where->view(), 0) == float(k));
+            CHECK(at<float>(where->view(), 1) == float(-k));
+        }
+    }
+
+    // A shard whose weight map lists some keys out of header order: only
+    // those are the run's, each at its own place; a failed add (a key
+    // already claimed) leaves the run as it was.
+    {
+        const auto shard =
+            run.write("shard.safetensors", safetensors_file({{"p", "F32", "[1]", bytes_of<float>({1})},
+                                                             {"q", "F32", "[2]", bytes_of<float>({2, 2.5f})},
+                                                             {"r", "F32", "[1]", bytes_of<float>({3})},
+                                                             {"s", "I32", "[1]", bytes_of<std::int32_t>({4})}}));
+        const auto open_shard = [&] {
+            return numgap::io::file_descriptor(::open(shard.c_str(), O_RDONLY | O_CLOEXEC));
+        };
+        numgap::io::safetensors_tensors listed;
+        listed.add("shard.safetensors", open_shard(), shard, {"s", "q"});
+        REQUIRE(listed.size() == 2);
+        CHECK_FALSE(listed.find("p").has_value());
+        CHECK_FALSE(listed.find("r").has_value());
+        CHECK(at<std::int32_t>(listed.find("s")->view(), 0) == 4);
+        CHECK(at<float>(listed.find("q")->view(), 1) == 2.5f);
+        std::vector<std::string> listed_keys;
+        for (const std::uint32_t position : listed.sorted_positions())
+            listed_keys.emplace_back(listed.at(position).key);
+        CHECK(listed_keys == std::vector<std::string>{"q", "s"});
+        const std::uint64_t bytes_before = listed.total_bytes();
+        const std::string again = error_of([&] { listed.add("copy.safetensors", open_shard(), shard, {"r", "q"}); });
+        CHECK(contains(again, "key 'q' is in both safetensors files 'shard.safetensors' and 'copy.safetensors'"));
+        CHECK(contains(error_of([&] {
+                           listed.add("copy.safetensors", open_shard(), shard, {"r", "x"});
+                       }),
+                       "names key 'x' in 'copy.safetensors'"));
+        CHECK(listed.size() == 2);
+        CHECK(listed.total_bytes() == bytes_before);
+        CHECK_FALSE(listed.find("r").has_value());
+        CHECK(at<float>(listed.find("q")->view(), 0) == 2.0f);
+        // ... and the run still takes files after it.
+        listed.add("more.safetensors", open_shard(), shard, {"r", "p"});
+        CHECK(listed.size() == 4);
+        CHECK(at<float>(listed.find("r")->view(), 0) == 3.0f);
+        CHECK(listed.find("r")->source->name == "more.safetensors");
+    }
 
     // Hostile files: adding one to a run fails with parse_safetensors_header's own message.
     const auto data16 = numgap_test::to_bytes(std::string(16, '\0'));

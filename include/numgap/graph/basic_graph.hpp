@@ -17,10 +17,12 @@
 // Complexity: add_node O(#producers + #keys) amortised; find/producer_of O(1)
 // expected. The name and key indices hold no copies of the strings
 // (core/key_index.hpp): a node costs its own fields plus ~16 bytes of index
-// per name and key. Throws numgap::error (naming the node) on a producer
+// per name and key; op types are kept once per distinct text (a table the
+// nodes index). Throws numgap::error (naming the node) on a producer
 // index that does not exist, an output index out of range, an ambiguous
-// lookup, or a graph of 2^31 nodes or keys (error_kind::limit); its kind is
-// graph and where().item the node, name or key at fault.
+// lookup, or a graph of 2^31 nodes, keys or distinct op types
+// (error_kind::limit); its kind is graph and where().item the node, name or
+// key at fault.
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -251,12 +253,20 @@ private:
     // The position of `op` in op_types_, added if new.
     std::uint32_t intern_op(std::string_view op) {
         if (op.empty()) return 0;
+        if (const std::uint32_t* known = op_index_.find(op, op_equals{this})) return *known;
         if (op_types_.size() >= max_entries)
             throw error(error_kind::limit, "basic_graph: more than 2^31 - 1 distinct op types cannot be indexed",
                         error_location::of_item(std::string(op)));
-        const auto [entry, inserted] = op_index_.insert(op, std::uint32_t(op_types_.size()), op_equals{this});
-        if (inserted) op_types_.emplace_back(op);
-        return *entry;
+        // The text is stored first: the index must never hold a position the
+        // table lacks. `op` may view a string of the table itself (set_op(i,
+        // op_type(j))), which the growth can move: the index reads the copy.
+        op_types_.emplace_back(op);
+        try {
+            return *op_index_.insert(op_types_.back(), std::uint32_t(op_types_.size() - 1), op_equals{this}).first;
+        } catch (...) {
+            op_types_.pop_back();
+            throw;
+        }
     }
 
     void index_name(std::size_t node) {

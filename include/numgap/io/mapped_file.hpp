@@ -13,6 +13,10 @@
 // up front, so it is only used where that is known to happen (a single .npy
 // tensor), never for an .npz archive of which one member is read at a time.
 //
+// release_pages(offset, length) hands whole pages of a part read once back to
+// the OS (a header whose contents were copied out); they are read from the
+// file again if touched. Advisory: it changes memory use, never results.
+//
 // Truncation: a mapping keeps its file descriptor and registers with the
 // truncation guard (truncation_guard.hpp); check_intact() throws "file '...'
 // was truncated while being read" when the file shrank under the mapping.

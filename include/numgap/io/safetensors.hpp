@@ -44,7 +44,10 @@
 // '<key>' of file '<file>'". Data may be misaligned for its dtype (nothing in
 // the format aligns it); the view then points at misaligned memory, and
 // run_directory copies that one tensor into an aligned buffer (as for .npz
-// members). Complexity: O(N) to parse, O(1) per view.
+// members). The header is read by io/safetensors_header.hpp, entry by entry,
+// which safetensors_tensors (safetensors_run.hpp) uses as well.
+// Complexity: O(N) to parse a header of N bytes, plus O(k log k) for k
+// entries whose data are not in header order; O(1) per view.
 #include <cstddef>
 #include <cstdint>
 #include <optional>

@@ -9,8 +9,8 @@
 // views point into the mapping. Each key is kept as a compact record (48
 // bytes; its text and shape in tables shared by all keys), and the header's
 // pages are handed back once read: a run of a million keys held 170 bytes a
-// key in safetensors_entry form, plus the 70 MB header resident. The same key in two files is an error naming
-// both files. parse_safetensors_weight_map() reads a sharded set's index
+// key in safetensors_entry form, plus the 70 MB header resident. The same
+// key in two files is an error naming both files. parse_safetensors_weight_map() reads a sharded set's index
 // ({"metadata": ..., "weight_map": {key: file}}); the run resolves its files
 // through open_confined, and every key it lists must be in the header of the
 // file it names (and only those keys of a shard are the run's tensors).
@@ -55,8 +55,8 @@ public:
         std::shared_ptr<const mapped_file> mapping;
     };
     // Where a key's tensor is and what it is. The views point into the
-    // run's own tables: valid while the safetensors_tensors lives and no
-    // file is added.
+    // run's own tables: valid while the safetensors_tensors lives, is not
+    // moved and no file is added.
     struct location {
         const file* source = nullptr;
         std::string_view key;
@@ -74,8 +74,8 @@ public:
 
     // Maps and indexes the file open as `descriptor`; `shown` names it in errors.
     // With `only` non-empty, only those keys become tensors of the run (a shard
-    // of a sharded set); each must be in the file's header. After a throw the
-    // object is unusable (the run that was being opened fails with it).
+    // of a sharded set); each must be in the file's header. A throw leaves
+    // the object as it was before the call (strong guarantee).
     void add(std::string name, file_descriptor descriptor, const std::filesystem::path& shown,
              const std::vector<std::string>& only = {}) {
         if (files_.size() >= std::size_t(0xffffffffu))
@@ -84,60 +84,20 @@ public:
         auto added = std::make_unique<file>();
         added->name = std::move(name);
         added->mapping = std::make_shared<const mapped_file>(mapped_file::map(std::move(descriptor), shown));
-        const std::uint32_t file_number = std::uint32_t(files_.size());
         const std::size_t first = records_.size();
-        const std::uint64_t data_start = detail::read_safetensors_header(
-            added->mapping->bytes(), shown.string(),
-            [&](std::size_t expected) {
-                // Grown geometrically across files: a run of many shards is not copied once per shard.
-                if (first + expected > records_.capacity())
-                    records_.reserve(std::max(first + expected, 2 * records_.capacity()));
-            },
-            [](const std::string&, const std::string&) {}, // a run keeps no metadata
-            [&](const detail::safetensors_entry_read& read) {
-                records_.push_back(record{read.begin, read.end, keys_.size(), dimensions_.size(),
-                                          std::uint32_t(read.key.size()), std::uint32_t(read.shape.size()), file_number,
-                                          read.dtype});
-                keys_.append(read.key);
-                dimensions_.insert(dimensions_.end(), read.shape.begin(), read.shape.end());
-            });
-        detail::check_safetensors_tiling(
-            records_.size() - first,
-            [&](std::size_t i) { return std::pair(records_[first + i].begin, records_[first + i].end); },
-            [&](std::size_t i) { return key_of(first + i); }, shown.string(), data_start, added->mapping->size());
-        added->mapping->check_intact();
-        // Every key and shape is copied out: the header's pages (70 MB for a
-        // million keys) need not stay in this process's memory.
-        added->mapping->release_pages(0, data_start);
-        total_bytes_ += added->mapping->size();
-        files_.push_back(std::move(added));
-        if (only.empty()) {
-            index_.reserve(records_.size());
-            for (std::size_t r = first; r < records_.size(); ++r) claim(r);
-            return;
+        const std::size_t keys_before = keys_.size(), dimensions_before = dimensions_.size();
+        std::size_t claimed = first; // records [first, claimed) are in the index
+        try {
+            add_records(*added, shown, only, first, claimed);
+            total_bytes_ += added->mapping->size();
+            files_.push_back(std::move(added));
+        } catch (...) {
+            for (std::size_t r = first; r < claimed; ++r) index_.erase(key_of(r), key_equals{this});
+            records_.resize(first);
+            keys_.resize(keys_before);
+            dimensions_.resize(dimensions_before);
+            throw;
         }
-        // Only the listed keys stay, in the order listed; the file's own keys
-        // are indexed once to find them (a shard may hold a great many).
-        std::vector<record> kept;
-        kept.reserve(only.size());
-        {
-            const std::size_t in_file_count = std::min(records_.size() - first, numgap::detail::max_key_positions);
-            numgap::detail::positional_key_index in_file([&](std::size_t i) { return key_of(first + i); },
-                                                         in_file_count);
-            for (std::size_t i = 0; i < in_file_count; ++i) in_file.insert(key_of(first + i), i);
-            for (const std::string& key : only) {
-                const std::optional<std::uint32_t> found = in_file.find(key);
-                if (!found)
-                    throw error(error_kind::schema,
-                                "the weight map names key '" + key + "' in '" + files_.back()->name +
-                                    "', but that file's header has no such key",
-                                error_location::at_item(files_.back()->name, key));
-                kept.push_back(records_[first + *found]);
-            }
-        }
-        records_.resize(first); // the unlisted keys' text stays behind in keys_, unused
-        records_.insert(records_.end(), kept.begin(), kept.end());
-        for (std::size_t r = first; r < records_.size(); ++r) claim(r);
     }
 
     std::optional<location> find(std::string_view key) const {
@@ -197,19 +157,79 @@ private:
         const record& r = records_[position];
         return std::string_view(keys_.data() + r.key_offset, r.key_size);
     }
-    void claim(std::size_t position) {
+    // Indexes record `position` of the file called `name`; a key already
+    // indexed is an error naming both files.
+    void claim(std::size_t position, const std::string& name) {
         if (position >= numgap::detail::max_key_positions)
             throw error(error_kind::limit, "a run of more than 2^31 - 1 safetensors keys cannot be indexed",
-                        error_location::in_file(files_[records_[position].file]->name));
+                        error_location::in_file(name));
         const auto [existing, inserted] = index_.insert(key_of(position), std::uint32_t(position), key_equals{this});
         if (!inserted) {
             const std::string key(key_of(position));
-            const std::string& name = files_[records_[position].file]->name;
+            const std::uint32_t other = records_[*existing].file;
+            const std::string& other_name = other < files_.size() ? files_[other]->name : name;
             throw error(error_kind::schema,
-                        "key '" + key + "' is in both safetensors files '" + files_[records_[*existing].file]->name +
-                            "' and '" + name + "'; a run's keys must be unique",
+                        "key '" + key + "' is in both safetensors files '" + other_name + "' and '" + name +
+                            "'; a run's keys must be unique",
                         error_location::at_item(name, key));
         }
+    }
+
+    // add()'s work on the file `added` (its number is files_.size(), not yet
+    // pushed): its records from `first` on, claimed into the index up to `claimed`.
+    void add_records(const file& added, const std::filesystem::path& shown, const std::vector<std::string>& only,
+                     std::size_t first, std::size_t& claimed) {
+        const std::uint32_t file_number = std::uint32_t(files_.size());
+        const std::uint64_t data_start = detail::read_safetensors_header(
+            added.mapping->bytes(), shown.string(),
+            [&](std::size_t expected) {
+                // Grown geometrically across files: a run of many shards is not copied once per shard.
+                if (first + expected > records_.capacity())
+                    records_.reserve(std::max(first + expected, 2 * records_.capacity()));
+            },
+            [](const std::string&, const std::string&) {}, // a run keeps no metadata
+            [&](const detail::safetensors_entry_read& read) {
+                records_.push_back(record{read.begin, read.end, keys_.size(), dimensions_.size(),
+                                          std::uint32_t(read.key.size()), std::uint32_t(read.shape.size()), file_number,
+                                          read.dtype});
+                keys_.append(read.key);
+                dimensions_.insert(dimensions_.end(), read.shape.begin(), read.shape.end());
+            });
+        detail::check_safetensors_tiling(
+            records_.size() - first,
+            [&](std::size_t i) { return std::pair(records_[first + i].begin, records_[first + i].end); },
+            [&](std::size_t i) { return key_of(first + i); }, shown.string(), data_start, added.mapping->size());
+        added.mapping->check_intact();
+        // Every key and shape is copied out: the header's pages (70 MB for a
+        // million keys) need not stay in this process's memory.
+        added.mapping->release_pages(0, data_start);
+        if (only.empty()) {
+            index_.reserve(records_.size());
+            for (; claimed < records_.size(); ++claimed) claim(claimed, added.name);
+            return;
+        }
+        // Only the listed keys stay, in the order listed; the file's own keys
+        // are indexed once to find them (a shard may hold a great many).
+        std::vector<record> kept;
+        kept.reserve(only.size());
+        {
+            const std::size_t in_file_count = std::min(records_.size() - first, numgap::detail::max_key_positions);
+            numgap::detail::positional_key_index in_file([&](std::size_t i) { return key_of(first + i); },
+                                                         in_file_count);
+            for (std::size_t i = 0; i < in_file_count; ++i) in_file.insert(key_of(first + i), i);
+            for (const std::string& key : only) {
+                const std::optional<std::uint32_t> found = in_file.find(key);
+                if (!found)
+                    throw error(error_kind::schema,
+                                "the weight map names key '" + key + "' in '" + added.name +
+                                    "', but that file's header has no such key",
+                                error_location::at_item(added.name, key));
+                kept.push_back(records_[first + *found]);
+            }
+        }
+        records_.resize(first); // the unlisted keys' text and shapes stay behind in keys_ and dimensions_, unused
+        records_.insert(records_.end(), kept.begin(), kept.end());
+        for (; claimed < records_.size(); ++claimed) claim(claimed, added.name);
     }
 
     std::vector<std::unique_ptr<const file>> files_; // in the order added; a location points at one

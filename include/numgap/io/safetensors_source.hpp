@@ -49,7 +49,7 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
                         error_location::at_item(run, std::string(key)));
         const auto overlay = std::lower_bound(overlays.begin(), overlays.end(), key,
                                               [](const tensor_spec& spec, std::string_view k) { return spec.key < k; });
-        // Built in place: a spec is ~200 bytes, and a run may hold a million keys.
+        // Built in place: a spec is ~160 bytes, and a run may hold a million keys.
         tensor_spec& spec = specs.emplace_back();
         if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
         spec.key = key;

@@ -33,6 +33,8 @@ inline pair_plan make_pair_plan(const tensor_view& reference, const tensor_view&
     plan.transpose_f32 = table.transpose_f32;
     return plan;
 }
+// A pointer to a table would otherwise convert to make_pair_plan's bool keep_last_axis.
+pair_plan make_pair_plan(const tensor_view&, const tensor_view&, const kernel_table*) = delete;
 
 // How accumulate_plan walks a plan; decided once per plan (plan_walk_of is
 // O(rank + channels)), so a caller walking one plan in many ranges
