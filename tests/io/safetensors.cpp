@@ -348,8 +348,11 @@ TEST_CASE("safetensors runs: each key's compact record gives what the parsed ind
     REQUIRE(tensors.size() == 7);
     CHECK(tensors.total_bytes() == first.size() + second.size());
     std::size_t checked = 0;
-    for (const auto& [name, content] : {std::pair<std::string, std::string>{"one.safetensors", first},
-                                        std::pair<std::string, std::string>{"sub/two.safetensors", second}}) {
+    for (const auto& file : {std::pair<std::string, std::string>{"one.safetensors", first},
+                             std::pair<std::string, std::string>{"sub/two.safetensors", second}}) {
+        // Named copies, not structured bindings: clang 14 cannot capture those in a lambda.
+        const std::string& name = file.first;
+        const std::string& content = file.second;
         const auto index = numgap::io::parse_safetensors_header(as_bytes(content), name);
         for (const numgap::io::safetensors_entry& entry : index.entries) {
             CAPTURE(entry.key);

@@ -10,10 +10,11 @@
 // bytes; its text and shape in tables shared by all keys), and the header's
 // pages are handed back once read: a run of a million keys held 170 bytes a
 // key in safetensors_entry form, plus the 70 MB header resident. The same
-// key in two files is an error naming both files. parse_safetensors_weight_map() reads a sharded set's index
-// ({"metadata": ..., "weight_map": {key: file}}); the run resolves its files
-// through open_confined, and every key it lists must be in the header of the
-// file it names (and only those keys of a shard are the run's tensors).
+// key in two files is an error naming both files.
+// parse_safetensors_weight_map() reads a sharded set's index ({"metadata":
+// ..., "weight_map": {key: file}}); the run resolves its files through
+// open_confined, and every key it lists must be in the header of the file it
+// names (and only those keys of a shard are the run's tensors).
 //
 // Order: keys() is sorted by key, as every key list of a run is; neither the
 // order of the files nor the order of a header is kept (JSON object order is
@@ -23,7 +24,8 @@
 // Thread safety: after the files are added, every const member may be called
 // from several threads at once. Complexity: add is O(header); find O(1)
 // expected (an index of the keys that compares against the records' text),
-// O(1) with a position hint; sorted_positions() O(k) for a sorted header, else O(k log k).
+// O(1) with a position hint; sorted_positions() O(k) for a sorted header,
+// else O(k log k).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -89,8 +91,9 @@ public:
         std::size_t claimed = first; // records [first, claimed) are in the index
         try {
             add_records(*added, shown, only, first, claimed);
-            total_bytes_ += added->mapping->size();
-            files_.push_back(std::move(added));
+            const std::uint64_t bytes = added->mapping->size();
+            files_.push_back(std::move(added)); // the last step that can throw
+            total_bytes_ += bytes;
         } catch (...) {
             for (std::size_t r = first; r < claimed; ++r) index_.erase(key_of(r), key_equals{this});
             records_.resize(first);
@@ -227,7 +230,8 @@ private:
                 kept.push_back(records_[first + *found]);
             }
         }
-        records_.resize(first); // the unlisted keys' text and shapes stay behind in keys_ and dimensions_, unused
+        // The unlisted keys' text and shapes stay behind in keys_ and dimensions_, unused.
+        records_.resize(first);
         records_.insert(records_.end(), kept.begin(), kept.end());
         for (; claimed < records_.size(); ++claimed) claim(claimed, added.name);
     }
