@@ -24,6 +24,7 @@
 #include "keep_until_exit.hpp"
 #include "phase_timings.hpp"
 #include "progress_display.hpp"
+#include "release_memory.hpp"
 #include "report_outputs.hpp"
 
 namespace numgap_cli {
@@ -265,16 +266,23 @@ int run_compare(const compare_arguments& arguments) {
     options.repair = arguments.repair;
     if (arguments.shard) return run_shard(arguments, reference_graph, target_graph, matches, reference_run, target_run,
                                           metrics, options);
-    numgap::comparison_report report;
+    numgap::compared_groups compared;
     {
         progress_display progress(arguments.quiet, reference_run.total_bytes() + target_run.total_bytes());
         options.progress = [&progress](std::size_t done, std::size_t total) { progress.groups(done, total); };
         options.bytes_compared = &progress.bytes();
-        report = numgap::compare_runs(reference_graph, target_graph, matches, reference_run, target_run,
-                                      metrics, options);
+        compared =
+            numgap::compare_groups(reference_graph, target_graph, matches, reference_run, target_run, metrics, options);
     }
-
     timings.end_phase("compare");
+    // The report needs the graphs and the match result, not the runs: their
+    // specs, indexes and mapped files go before its rows are made (for a
+    // million small tensors each is several hundred MB), unless the failing
+    // pairs are dumped from them afterwards.
+    if (arguments.dump_failing.empty()) release_memory(std::move(runs));
+    numgap::comparison_report report =
+        numgap::build_report(std::move(compared), reference_graph, target_graph, matches);
+    timings.end_phase("report");
     print_and_write(report, arguments.outputs);
     timings.end_phase("table and reports");
     if (!arguments.dump_failing.empty()) {

@@ -26,16 +26,12 @@
 
 #include "../io/safetensors_builder.hpp"
 #include "../io/temp_directory.hpp"
+#include "chain_graph.hpp"
 #include "keyed_source.hpp"
 
 namespace {
 // x -> a -> b -> c, with one tensor per node named like the node.
-numgap::basic_graph chain(const std::vector<std::string>& names) {
-    numgap::basic_graph graph;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        graph.add_node(names[i], "op_" + names[i], i ? std::vector<std::size_t>{i - 1} : std::vector<std::size_t>{});
-    return graph;
-}
+constexpr auto& chain = numgap_test::chain_graph;
 
 struct run_data {
     std::map<std::string, std::vector<float>> values;

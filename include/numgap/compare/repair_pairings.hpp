@@ -57,6 +57,7 @@
 #include <iterator>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -94,13 +95,21 @@ inline std::string quoted_names(const std::vector<std::string>& names) {
 // shapes differ, or one that failed and is ambiguous. O(groups), no
 // allocation, so compare_runs can skip the pass (and the copy of the match
 // result it edits) for the usual run that has neither.
-inline bool repair_needs_attention(const std::vector<match_group>& groups, const std::vector<group_report>& rows,
-                                   const std::vector<char>& shapes_differ) {
+// status_of(g) is group g's status.
+template <class StatusOf>
+requires std::is_invocable_r_v<group_status, StatusOf, std::size_t>
+bool repair_needs_attention(const std::vector<match_group>& groups, StatusOf status_of,
+                            const std::vector<char>& shapes_differ) {
     for (std::size_t g = 0; g < groups.size(); ++g)
         if (groups[g].strategy == "structure" &&
-            (shapes_differ[g] || (rows[g].status == group_status::fail && groups[g].ambiguous())))
+            (shapes_differ[g] || (status_of(g) == group_status::fail && groups[g].ambiguous())))
             return true;
     return false;
+}
+inline bool repair_needs_attention(const std::vector<match_group>& groups, const std::vector<group_report>& rows,
+                                   const std::vector<char>& shapes_differ) {
+    return repair_needs_attention(
+        groups, [&rows](std::size_t g) { return rows[g].status; }, shapes_differ);
 }
 
 // CompareGroup(row, shapes_are_evidence) compares row.reference_tensor with
