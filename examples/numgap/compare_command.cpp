@@ -279,7 +279,10 @@ int run_compare(const compare_arguments& arguments) {
     // specs, indexes and mapped files go before its rows are made (for a
     // million small tensors each is several hundred MB), unless the failing
     // pairs are dumped from them afterwards.
-    if (arguments.dump_failing.empty()) release_memory(std::move(runs));
+    if (arguments.dump_failing.empty()) {
+        release_memory(std::move(runs));
+        timings.end_phase("release runs");
+    }
     numgap::comparison_report report =
         numgap::build_report(std::move(compared), reference_graph, target_graph, matches);
     timings.end_phase("report");

@@ -602,6 +602,7 @@ TEST_CASE("safetensors runs: a spec's source_slot is a hint only; try_load looks
     for (const numgap::io::tensor_spec& spec : specs) {
         INFO(spec.key);
         CHECK(spec.source_slot != numgap::io::tensor_spec::no_source_slot);
+        CHECK(spec.file.empty()); // a container key has no file of its own: the slot's record names it
         const float expected = float(spec.key[0] - 'a' + 1);
         // The right slot, another key's, one past the end and none: the key decides.
         for (const std::uint32_t slot :
@@ -633,6 +634,7 @@ TEST_CASE("safetensors runs: a spec's source_slot is a hint only; try_load looks
     // Only absence is nullopt: a tensor that is there but cannot be read still throws.
     run.write("folder/graph.json", R"({"tensors": {"a": {"dtype": "int8"}}})");
     const run_directory typed = run_directory::open(run / "folder");
+    CHECK(typed.find_tensor("a")->file.empty()); // also when graph.json describes the key
     CHECK(contains(error_of([&] { (void)typed.try_load("a"); }), "graph.json gives dtype int8"));
 }
 

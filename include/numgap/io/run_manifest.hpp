@@ -92,7 +92,9 @@ struct node_spec {
 
 struct tensor_spec {
     std::string key;
-    std::string file; // relative to the run directory; default key + ".npy"
+    // Relative to the run directory; default key + ".npy". Empty for a key
+    // of a container file (a safetensors key: its source_slot names the file).
+    std::string file;
     std::optional<dtype> type;
     std::optional<std::vector<std::int64_t>> shape;
     boxed<std::vector<int>> axis_order; // rarely given: boxed (core/boxed.hpp), 8 bytes when absent

@@ -30,7 +30,9 @@
 namespace numgap::io {
 namespace detail {
 
-// One spec per safetensors key; a graph.json entry for the key that names no
+// One spec per safetensors key, with no file of its own (tensor_spec::file
+// is empty: the file is the one whose record the key's source_slot names);
+// a graph.json entry for the key that names no
 // file of its own (`overlays`, sorted) gives its layout, quantization, dtype
 // and shape, checked against the header at load. A key `manifest` already
 // maps to a file of its own is an error naming both.
@@ -53,7 +55,9 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
         tensor_spec& spec = specs.emplace_back();
         if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
         spec.key = key;
-        spec.file = where.source->name;
+        // The source finds the key by slot; a copy of the file's name in
+        // each of a million specs was a heap block each (~60 MB a run).
+        spec.file.clear();
         spec.source_slot = position;
     }
     return specs;
