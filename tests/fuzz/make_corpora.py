@@ -208,6 +208,10 @@ def main():
         "bf16_opaque.npy": npy("<V2", [2, 2], pack("<H", [0x3f80, 0xbf80, 0x7fc0, 0x0001])),
         # Data at an odd offset: typed loads from it would be misaligned (a finding of the npy target).
         "f8_misaligned.npy": npy("<f8", [3, 2], special, misalign=1),
+        # Finite float64 values near the largest: their mean came out -Inf (a finding of the npy target).
+        "f8_near_max.npy": npy("<f8", [3, 2], pack("<d", [6.741349255736239e307, -1.487016908477783e284,
+                                                          3.4756671983726453e-152, 6.013470016999068e-154,
+                                                          9.9999999999945e-311, 1.0])),
     }
     for name, data in npys.items():
         write("npy", name, data)

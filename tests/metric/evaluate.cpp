@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numeric>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -117,6 +118,38 @@ TEST_CASE("float64 sides beyond 1e154: a large mean keeps an exact std, a spread
     CHECK(wide.reference.std == std::numeric_limits<double>::infinity());
     CHECK(wide.reference.min == 1e200);
     CHECK(wide.reference.max == 5e200);
+}
+
+TEST_CASE("float64 sides near the largest finite: the mean stays finite and exact, std is +Inf") {
+    // Found by the npy fuzz target: the deviations from the chunk's first
+    // value (6.7e307) overflowed their double sum, and the mean came out -Inf.
+    const std::vector<double> fuzzed = {6.741349255736239e307,  -1.487016908477783e284, 3.4756671983726453e-152,
+                                        6.013470016999068e-154, 9.9999999999945e-311,   1.0};
+    const long double exact = std::accumulate(fuzzed.begin(), fuzzed.end(), 0.0L) / fuzzed.size();
+    const numgap::tensor_view fv{std::span<const double>(fuzzed)};
+    const auto e = numgap::evaluate(fv, fv, numgap::metric_set::defaults(), {1, true, true});
+    CHECK(e.reference.mean == doctest::Approx(double(exact)).epsilon(1e-15));
+    CHECK(e.reference.std == std::numeric_limits<double>::infinity());
+    CHECK(e.reference.min == -1.487016908477783e284);
+    CHECK(e.reference.max == 6.741349255736239e307);
+    // Both signs near the largest finite, over many chunks (the chunk means
+    // themselves differ by more than the largest finite) and every length
+    // around a vector's width: the mean of +-1.7e308 pairs and one 8e307.
+    for (const std::size_t n : {2u, 7u, 8u, 9u, 15u, 16u, 17u, 4095u, 4096u, 4097u, 10001u}) {
+        CAPTURE(n);
+        std::vector<double> values(n);
+        for (std::size_t i = 0; i < n; ++i) values[i] = (i < n / 2 ? 1.7e308 : -1.7e308);
+        values[n - 1] = 8e307;
+        const long double want = std::accumulate(values.begin(), values.end(), 0.0L) / n;
+        const numgap::tensor_view v{std::span<const double>(values)};
+        const auto got = numgap::evaluate(v, v, numgap::metric_set::defaults(), {1, true, true});
+        CHECK(std::isfinite(got.reference.mean));
+        // A float64 sum of n terms near 1.7e308 (scaled) rounds by up to ~n ulps of them.
+        CHECK(std::fabs(got.reference.mean - double(want)) <= double(n) * 1e-15 * 1.7e308);
+        CHECK(got.reference.mean >= -1.7e308);
+        CHECK(got.reference.mean <= 1.7e308);
+        CHECK(got.reference.std == std::numeric_limits<double>::infinity());
+    }
 }
 
 TEST_CASE("mixed dtypes: float16, bfloat16, quantized uint8/int8/int16, raw ints agree with evaluating the dequantized floats") {

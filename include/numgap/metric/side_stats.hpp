@@ -10,7 +10,9 @@
 // within ~1e-7 relative.
 // NaN and +/-Inf are counted, never folded into the statistics.
 // float64 sides spread over ~1e152 and more: std is +Inf (a chunk's sum of
-// squared deviations, M2, overflows float64 beyond ~1.8e308).
+// squared deviations, M2, overflows float64 beyond ~1.8e308). The mean stays
+// finite for any finite values, also near the largest float64 where sums of
+// deviations overflow (then it comes from a sum scaled by a power of two).
 // Complexity: O(1). Throws: nothing.
 #include <cmath>
 #include <cstdint>

@@ -4,7 +4,9 @@
 //   side_chunk: on its own, two passes over a chunk that is in L1: counts of
 //     NaN / +-Inf, min and max of the finite values, and their mean and M2
 //     from sums shifted by the chunk's first finite value (accurate whatever
-//     mean / std). The scalar path runs it after the moments loop.
+//     mean / std); float64 values so large that even those sums overflow get
+//     their mean from a scaled sum and M2 = +Inf. The scalar path runs it
+//     after the moments loop.
 //   add_fused_side: on every vector ISA (fuses_side_statistics) the moments
 //     loop itself gathers each side's plain sum (its sum of squares is the
 //     moments' own), two more vector operations (eleven in all) instead of
@@ -110,7 +112,22 @@ void side_chunk(const Source& values, std::size_t n, bool min_max, side_moments&
         side.min = smaller(side.min, chunk_min);
         side.max = larger(side.max, chunk_max);
     }
-    if (chunk_finite > 0) {
+    if (chunk_finite > 0 && !(magnitude(sum) <= largest_finite<double>)) {
+        // float64 values near the largest finite, of both signs: even their
+        // deviations from the shift overflow a double sum. The mean then
+        // comes from the values scaled by a power of two no larger than
+        // 1 / count, so that no partial sum can overflow (the scaling is
+        // exact but for subnormals, which cannot matter next to such a sum);
+        // M2 is +Inf as the squared deviations are. Plain arithmetic, no
+        // library call: this header is compiled once per instruction set.
+        double scale = 1;
+        for (std::int64_t covered = 1; covered <= chunk_finite; covered *= 2) scale *= 0.5;
+        double scaled = 0;
+        for (std::size_t j = 0; j < n; ++j)
+            if (magnitude(values.at(j)) <= largest) scaled += double(values.at(j)) * scale;
+        constexpr double infinite_m2 = std::numeric_limits<double>::infinity();
+        add_finite(side, chunk_finite, scaled / double(chunk_finite) / scale, infinite_m2);
+    } else if (chunk_finite > 0) {
         const double mean_offset = sum / double(chunk_finite);
         // The squared deviations (float64 sides spread over ~1e152 and
         // more) overflow: M2 is then +Inf (so is std), not inf - inf

@@ -53,7 +53,10 @@ inline void add_finite(side_moments& side, std::int64_t count, double chunk_mean
     }
     const double total = double(side.finite_count + count);
     const double delta = chunk_mean - side.mean;
-    side.mean += delta * (double(count) / total);
+    const double weight = double(count) / total;
+    // Means of opposite signs near the largest float64 overflow delta; the
+    // weighted sum of the two then gives the mean (and M2 is +Inf below).
+    side.mean = delta - delta == 0 ? side.mean + delta * weight : side.mean * (1 - weight) + chunk_mean * weight;
     side.m2 += chunk_m2 + delta * delta * (double(side.finite_count) * double(count) / total);
     side.finite_count += count;
 }
