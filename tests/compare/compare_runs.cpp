@@ -4,6 +4,7 @@
 // callback contract, and the analysis wired to real metric values.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <optional>
@@ -24,6 +25,7 @@
 #include <numgap/metric/metric_set.hpp>
 #include <numgap/report/json.hpp>
 
+#include "../io/resident_memory.hpp"
 #include "../io/safetensors_builder.hpp"
 #include "../io/temp_directory.hpp"
 #include "chain_graph.hpp"
@@ -398,6 +400,67 @@ TEST_CASE(
             CHECK(row(report, node).error_detail->kind == numgap::error_kind::io);
         }
     }
+}
+
+TEST_CASE("compare_runs: tensors read in place from a safetensors file give their pages back once compared") {
+    // Four tensors of 8 MiB and one of 3 values. After comparing, the file's
+    // mapping keeps only pages no tensor fills alone: the header's, the tiny
+    // tensor's, and those of page-cache folios (up to 2 MiB on x86-64, which
+    // a fault maps whole) that straddle two tensors; and every value read
+    // again comes from the file unchanged.
+    numgap_test::temp_directory reference_dir, target_dir;
+    std::vector<float> large(std::size_t(8) << 18);
+    for (std::size_t i = 0; i < large.size(); ++i) large[i] = float(i % 97) * 0.25f - 3.0f;
+    std::vector<numgap_test::tensor_bytes> tensors;
+    for (const char* key : {"x", "a", "b", "c"})
+        tensors.push_back({key, "F32", "[" + std::to_string(large.size()) + "]", numgap_test::bytes_of(large)});
+    tensors.push_back({"tiny", "F32", "[3]", numgap_test::bytes_of(std::vector<float>{1, 2, 3})});
+    // Data aligned for float, so it is read in place (a misaligned tensor is copied out).
+    std::size_t data_bytes = 0;
+    for (const auto& tensor : tensors) data_bytes += tensor.data.size();
+    const std::size_t header = numgap_test::safetensors_file(tensors).size() - 8 - data_bytes;
+    const std::string file = numgap_test::safetensors_file(tensors, "", (header + 8 + 63) / 64 * 64 - 8);
+    reference_dir.write("tensors.safetensors", file);
+    target_dir.write("tensors.safetensors", file);
+    numgap::basic_graph graph = chain({"x", "a", "b", "c"});
+    graph.add_node("tiny", "op_tiny", {3});
+    const auto reference = numgap::io::run_directory::open(reference_dir.path());
+    const auto target = numgap::io::run_directory::open(target_dir.path());
+    REQUIRE(reference.load("x").run_mapping() != nullptr);
+    REQUIRE(target.load("x").run_mapping() != nullptr);
+    const void* reference_mapping = reference.load("x").run_mapping()->data();
+    const void* target_mapping = target.load("x").run_mapping()->data();
+    const long data_kb = long(file.size()) / 1024;
+    for (const std::size_t threads : {1u, 2u}) {
+        CAPTURE(threads);
+        numgap::compare_options options;
+        options.threads = threads;
+        const auto report =
+            numgap::compare_runs(graph, graph, reference, target, numgap::metric_set::defaults(), {}, options);
+        CHECK(report.summary.passed == 5);
+        for (const void* mapping : {reference_mapping, target_mapping}) {
+            const long resident = numgap_test::resident_kb(mapping);
+            CHECK(resident >= 0);
+            CHECK(resident < data_kb / 2); // all 32 MiB were read
+        }
+    }
+    // Released pages are read again from the file: the same values.
+    const numgap::io::loaded_tensor b = target.load("b");
+    REQUIRE(b.view().size() == std::int64_t(large.size()));
+    const float* values = static_cast<const float*>(b.view().data());
+    CHECK(std::equal(large.begin(), large.end(), values));
+    // Released by hand: at least b's pages away from its two ends go, its values stay.
+    const long before = numgap_test::resident_kb(target_mapping);
+    b.release_run_pages();
+    CHECK(numgap_test::resident_kb(target_mapping) <= before - 4 * 1024);
+    CHECK(std::equal(large.begin(), large.end(), values));
+    // A tensor not read in place from a run mapping (an .npy file) has nothing to release.
+    numgap::io::write_npy(reference_dir / "extra.npy", large.data(), std::vector<std::int64_t>{4});
+    const auto with_npy = numgap::io::run_directory::open(reference_dir.path());
+    const numgap::io::loaded_tensor small = with_npy.load("extra");
+    CHECK(small.run_mapping() == nullptr);
+    small.release_run_pages();
+    CHECK(static_cast<const float*>(small.view().data())[3] == large[3]);
 }
 
 TEST_CASE("compare_runs: coverage counts compared reference nodes and unmatched ones whose tensor was dumped") {

@@ -2,7 +2,6 @@
 // errors that name the file and the OS reason.
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 #include <utility>
 
@@ -10,6 +9,7 @@
 
 #include <numgap/io/mapped_file.hpp>
 
+#include "resident_memory.hpp"
 #include "temp_directory.hpp"
 
 using numgap::io::map_hint;
@@ -31,26 +31,7 @@ TEST_CASE("mapped_file: exposes the exact file bytes with either hint") {
     }
 }
 
-namespace {
-// Resident kilobytes of the mapping that starts at `start`, from
-// /proc/self/smaps (Linux); -1 when the mapping is not listed.
-long resident_kb(const void* start) {
-    std::ifstream smaps("/proc/self/smaps");
-    std::string line;
-    bool inside = false;
-    const unsigned long wanted = reinterpret_cast<unsigned long>(start);
-    while (std::getline(smaps, line)) {
-        const std::size_t dash = line.find('-');
-        if (dash != std::string::npos && dash > 0 && line.find(' ') > dash &&
-            line.find_first_not_of("0123456789abcdef") == dash) {
-            inside = std::stoul(line.substr(0, dash), nullptr, 16) == wanted;
-            continue;
-        }
-        if (inside && line.rfind("Rss:", 0) == 0) return std::stol(line.substr(4));
-    }
-    return -1;
-}
-} // namespace
+using numgap_test::resident_kb;
 
 TEST_CASE("mapped_file: release_pages hands whole pages inside the range back; the bytes read stay the file's") {
     numgap_test::temp_directory scratch;

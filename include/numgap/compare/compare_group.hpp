@@ -257,6 +257,10 @@ bool compare_group(group_report& row, RefSource& reference_source, TargetSource&
         const deferred_intact_check reference_later = check_intact(*reference, deferred != nullptr);
         const deferred_intact_check target_later = check_intact(*target, deferred != nullptr);
         if (deferred != nullptr) *deferred = {reference_later, target_later};
+        // Read once: a tensor of a file the run keeps mapped gives its pages
+        // back, so a run held in one large file is not resident whole.
+        if constexpr (requires { reference->release_run_pages(); }) reference->release_run_pages();
+        if constexpr (requires { target->release_run_pages(); }) target->release_run_pages();
     } catch (const error& failure) {
         set_error(row, failure);
     } catch (const std::exception& failure) {

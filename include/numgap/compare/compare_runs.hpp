@@ -24,7 +24,10 @@
 // rule: 0 = every core, 1 = the calling thread only) pulling the next group
 // from a shared counter; each worker holds
 // one pair at a time, so peak memory is about one pair per worker plus the
-// report. Results do not depend on the thread count.
+// report; a tensor read in place from a file the run keeps mapped (a
+// safetensors key) gives its pages back once compared
+// (loaded_tensor::release_run_pages), so that holds for a run kept in one
+// large file too. Results do not depend on the thread count.
 // Structural pairs are checked against the tensors (repair_pairings.hpp):
 // a structural pair whose shapes differ is evidence of a wrong pairing, never
 // an `error` row — an alternative that fits replaces it, else its nodes become

@@ -61,6 +61,21 @@ struct loaded_tensor_state {
 
     // The view reads the mapping in place (nothing was copied out of it).
     bool reads_mapping() const noexcept { return mapping != nullptr && buffer == nullptr && aligned.empty(); }
+    // Hands back the pages lying wholly inside the bytes the view reads in
+    // place from a mapping the run keeps (mapped_file::release_pages).
+    void release_run_pages() const noexcept {
+        // No page (4 KiB at least) lies wholly inside fewer bytes: a run of a
+        // million small tensors skips the call.
+        constexpr std::uint64_t smallest_page = 4096;
+        const std::uint64_t bytes = view.size() > 0 ? storage_bytes(view.type(), std::uint64_t(view.size())) : 0;
+        if (reads_mapping() && mapping_held_by_run && view.data() != nullptr && bytes >= smallest_page) {
+            const auto begin = reinterpret_cast<std::uintptr_t>(view.data());
+            const auto base = reinterpret_cast<std::uintptr_t>(mapping->data());
+            if (begin >= base && begin - base < mapping->size())
+                mapping->release_pages(std::size_t(begin - base), std::size_t(bytes));
+        }
+        for (const auto& shard : shards) shard->release_run_pages();
+    }
     void check_intact(bool except_run_mapping_size = false) const {
         if (reads_mapping()) {
             if (except_run_mapping_size && mapping_held_by_run) mapping->check_not_faulted();
@@ -112,6 +127,14 @@ public:
         return state_->reads_mapping() && state_->mapping_held_by_run ? state_->mapping : nullptr;
     }
     void check_intact_except_run_mapping_size() const { state_->check_intact(true); }
+    // For a caller done with the data: the pages lying wholly inside this
+    // tensor's bytes in a mapping the run keeps (run_mapping()) leave the
+    // process's resident memory; they stay in the page cache and are read
+    // again if touched. Comparing the tensors of one large safetensors file
+    // then holds about one pair's pages at a time, not the whole file's
+    // (compare_runs calls it). Pages shared with a neighbouring tensor stay.
+    // No effect on other tensors; advisory, it never changes a value read.
+    void release_run_pages() const noexcept { state_->release_run_pages(); }
 
     // Stored as tensor-parallel shards: the segments to compare
     // (metric/evaluate_segments.hpp) instead of view(), whose data is null.

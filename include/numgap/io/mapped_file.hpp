@@ -14,8 +14,9 @@
 // tensor), never for an .npz archive of which one member is read at a time.
 //
 // release_pages(offset, length) hands whole pages of a part read once back to
-// the OS (a header whose contents were copied out); they are read from the
-// file again if touched. Advisory: it changes memory use, never results.
+// the OS (a header whose contents were copied out, a tensor compared in
+// place); they are read from the file again if touched. Advisory: it changes
+// memory use, never results.
 //
 // Truncation: a mapping keeps its file descriptor and registers with the
 // truncation guard (truncation_guard.hpp); check_intact() throws "file '...'
@@ -144,8 +145,9 @@ public:
 
     // Hands the pages of bytes [offset, offset + length) back to the OS
     // (MADV_DONTNEED): they leave this process's resident memory and are read
-    // from the file again if touched. For a part read once whose contents
-    // were copied out (a safetensors header: 70 MB for a million keys).
+    // from the file again if touched. For a part read once: a safetensors
+    // header whose contents were copied out (70 MB for a million keys), a
+    // tensor compared in place (loaded_tensor::release_run_pages).
     // Only whole pages inside the range go; advisory, a failure changes
     // memory use, never results.
     void release_pages(std::size_t offset, std::size_t length) const noexcept {
