@@ -2,9 +2,9 @@
 // outcome (compared_groups.hpp) and build_report makes the same report from
 // it after the tensor sources are gone; every field of a row survives the
 // packing (shapes above rank four, quantization, messages, error kinds and
-// locations, metrics that do not follow the set's columns), the repair path
-// keeps rows, and build_report refuses graphs or a match result that are not
-// the ones compared.
+// locations, metrics that do not follow the set's columns), and build_report
+// refuses graphs or a match result that are not the ones compared. The
+// repair path through the stages: tests/compare/repair_pairings.cpp.
 #include <doctest/doctest.h>
 
 #include <cstdint>

@@ -4,17 +4,23 @@
 // only flagged (warn) or left alone (off); a genuinely broken sibling whose
 // twin is healthy stays broken and is confirmed, not repaired; a structural
 // shape mismatch becomes unmatched rows or takes an alternative that fits,
-// never an error; and nothing extra is loaded when every pair passes.
+// never an error; nothing extra is loaded when every pair passes; and
+// compare_groups keeps the repaired rows for build_report.
 #include <doctest/doctest.h>
 
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <numgap/compare/build_report.hpp>
+#include <numgap/compare/compare_groups.hpp>
 #include <numgap/compare/compare_runs.hpp>
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/match/match_by_structure.hpp>
 #include <numgap/metric/metric_set.hpp>
+#include <numgap/report/json.hpp>
 
 #include "keyed_source.hpp"
 
@@ -112,6 +118,30 @@ TEST_CASE("repair_pairings: a swapped ambiguous pair is repaired by values; both
     CHECK(report.summary.repaired == 2);
     CHECK(report.all_passed());
     CHECK_FALSE(report.summary.first_divergence_group.has_value());
+}
+
+TEST_CASE("repair_pairings through compare_groups: the repaired rows need no source to become the report") {
+    // compare_groups repairs on named rows and keeps them; build_report,
+    // called after the tensors are gone, gives compare_runs' report.
+    const auto reference = siblings("r"), target = siblings("t");
+    const auto matches = swapped_guess(reference, target);
+    const auto whole =
+        compare(reference, target, matches, repair_reference_values(), repair_target_values(), numgap::repair_mode::on);
+    numgap::compare_options options;
+    options.threads = 1;
+    std::optional<numgap::compared_groups> compared;
+    {
+        auto reference_data = std::make_unique<views>(repair_reference_values());
+        auto target_data = std::make_unique<views>(repair_target_values());
+        compared = numgap::compare_groups(reference, target, matches, reference_data->map(), target_data->map(),
+                                          numgap::metric_set::defaults(), options);
+    }
+    const auto staged = numgap::build_report(std::move(*compared), reference, target, matches);
+    CHECK(numgap::to_json(staged) == numgap::to_json(whole));
+    CHECK(row_of(staged, "r1").target_nodes == std::vector<std::string>{"t1"});
+    CHECK(row_of(staged, "r1").repair == numgap::repair_state::repaired_by_values);
+    CHECK(staged.summary.repaired == 2);
+    CHECK(staged.all_passed());
 }
 
 TEST_CASE("repair_pairings: warn keeps the matcher's pairing, marks it repair_possible, and names no origin") {
