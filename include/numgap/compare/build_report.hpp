@@ -17,7 +17,6 @@
 // numgap::error for an unusable reference graph (a cycle); std::bad_alloc.
 #include <algorithm>
 #include <cstddef>
-#include <iterator>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -69,7 +68,7 @@ void add_unmatched_rows(std::vector<group_report>& rows, const Graph& graph, std
         const std::size_t node = nodes[i];
         group_report& row = rows.emplace_back();
         row.*side = {names[node]};
-        if (held[i]) row.*tensor = std::string(*std::prev(std::end(numgap::output_keys(graph, node))));
+        if (held[i]) row.*tensor = *last_output_key(graph, node);
         row.op = std::string(numgap::op_type(graph, node));
         row.status = group_status::unmatched;
         row.confidence.reset(); // no pairing, so no confidence in one

@@ -68,16 +68,23 @@ void start_row(group_report& row, const match_group& group, const ReferenceGraph
     row.op = std::string(numgap::op_type(reference_graph, group.reference_output_node));
 }
 
-// For each of `nodes` (sorted here): whether `source` holds the node's
-// tensor, its last output key (the tensor an unmatched row names).
+// The tensor an unmatched row of `node` names when the run holds it: the
+// node's last output key; nullopt when the node has no output.
+template <class Graph>
+std::optional<std::string> last_output_key(const Graph& graph, std::size_t node) {
+    const auto& keys = numgap::output_keys(graph, node);
+    if (std::empty(keys)) return std::nullopt;
+    return std::string(*std::prev(std::end(keys)));
+}
+
+// For each of `nodes` (sorted here): whether `source` holds the node's last_output_key.
 template <class Graph, class Source>
 std::vector<char> unmatched_held(const Graph& graph, std::vector<std::size_t> nodes, Source& source) {
     std::sort(nodes.begin(), nodes.end());
     std::vector<char> held(nodes.size(), 0);
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const auto& keys = numgap::output_keys(graph, nodes[i]);
-        if (!std::empty(keys)) held[i] = holds_tensor(source, std::string(*std::prev(std::end(keys))));
-    }
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        if (const std::optional<std::string> key = last_output_key(graph, nodes[i]))
+            held[i] = holds_tensor(source, *key);
     return held;
 }
 
@@ -211,8 +218,7 @@ requires tensor_source<std::remove_reference_t<ReferenceSource>> && tensor_sourc
     for (std::size_t g = 0; any_deferred_failure && g < compared_groups; ++g)
         for (const std::uint32_t id : deferred_of_group[g]) {
             detail::group_outcome& outcome = state.outcomes[g];
-            if (id != 0 && deferred_failures[id - 1] &&
-                (outcome.status == group_status::pass || outcome.status == group_status::fail)) {
+            if (id != 0 && deferred_failures[id - 1] && outcome.compared()) {
                 detail::set_error(outcome, *deferred_failures[id - 1]);
                 break;
             }

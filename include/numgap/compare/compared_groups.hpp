@@ -66,6 +66,8 @@ struct group_outcome {
     bool metrics_in_columns = false; // values and verdicts are in the columns
 
     group_outcome_extras& extra() { return extras ? *extras : extras.emplace(); }
+    // As group_report::compared().
+    bool compared() const noexcept { return status == group_status::pass || status == group_status::fail; }
 };
 
 // The columns every conforming group's metrics follow: the metric set's names and rules, in order.
