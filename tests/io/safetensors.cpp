@@ -7,6 +7,7 @@
 // reference against bf16 and f16 targets through compare_runs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -589,20 +590,30 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     CHECK(contains(broken, "key 'k'"));
 }
 
-TEST_CASE("safetensors runs: a spec's source_slot is a hint only; try_load looks a key up once, nullopt if absent") {
+TEST_CASE("safetensors runs: keys without specs; a spec's source_slot is a hint only; try_load looks a key up once") {
     numgap_test::temp_directory run;
     run.write("folder/a.safetensors", safetensors_file({{"c", "F32", "[1]", bytes_of<float>({3})},
                                                         {"a", "F32", "[1]", bytes_of<float>({1})},
                                                         {"b", "F32", "[2]", bytes_of<float>({2, 2})}}));
     run.write("folder/sub/d.safetensors", safetensors_file({{"d", "F32", "[1]", bytes_of<float>({4})}}));
     const numgap::io::opened_run_source opened = numgap::io::open_run_source(run / "folder");
-    const std::vector<numgap::io::tensor_spec>& specs = opened.manifest.tensors;
-    REQUIRE(specs.size() == 4);
+    // Container keys (run_source.hpp): no spec each; the source lists and finds them.
+    CHECK(opened.manifest.tensors.empty());
+    const numgap::io::run_source& source = *opened.source;
+    REQUIRE(source.container_key_count() == 4);
+    std::vector<numgap::io::tensor_spec> specs(4);
+    for (std::uint32_t slot = 0; slot < 4; ++slot) {
+        specs[slot].key = std::string(source.container_key(slot));
+        specs[slot].source_slot = slot;
+        CHECK(source.find_container_key(specs[slot].key) == slot);
+    }
+    std::sort(specs.begin(), specs.end(), [](const auto& x, const auto& y) { return x.key < y.key; });
+    CHECK(specs[0].key + specs[1].key + specs[2].key + specs[3].key == "abcd");
+    CHECK_FALSE(source.find_container_key("zz"));
+    CHECK_FALSE(source.find_container_key(""));
     const auto first_value = [](const numgap::io::loaded_tensor& tensor) { return at<float>(tensor.view(), 0); };
     for (const numgap::io::tensor_spec& spec : specs) {
         INFO(spec.key);
-        CHECK(spec.source_slot != numgap::io::tensor_spec::no_source_slot);
-        CHECK(spec.file.empty()); // a container key has no file of its own: the slot's record names it
         const float expected = float(spec.key[0] - 'a' + 1);
         // The right slot, another key's, one past the end and none: the key decides.
         for (const std::uint32_t slot :
@@ -621,6 +632,12 @@ TEST_CASE("safetensors runs: a spec's source_slot is a hint only; try_load looks
     CHECK_FALSE(opened.source->stored_shape(stranger));
 
     const run_directory folder = run_directory::open(run / "folder");
+    CHECK(folder.keys() == std::vector<std::string>{"a", "b", "c", "d"});
+    CHECK(folder.find_tensor("a") == nullptr); // no spec: graph.json does not describe it
+    CHECK(folder.contains("a"));
+    CHECK_FALSE(folder.contains("absent"));
+    CHECK(folder.stored_shape("b") == std::vector<std::int64_t>{2});
+    CHECK_FALSE(folder.stored_shape("absent"));
     CHECK_FALSE(folder.try_load("absent"));
     CHECK_FALSE(folder.try_load_like("absent", folder.load("a").view()));
     const std::optional<numgap::io::loaded_tensor> b = folder.try_load("b");
@@ -635,7 +652,29 @@ TEST_CASE("safetensors runs: a spec's source_slot is a hint only; try_load looks
     run.write("folder/graph.json", R"({"tensors": {"a": {"dtype": "int8"}}})");
     const run_directory typed = run_directory::open(run / "folder");
     CHECK(typed.find_tensor("a")->file.empty()); // also when graph.json describes the key
+    CHECK(typed.find_tensor("a")->source_slot != numgap::io::tensor_spec::no_source_slot);
     CHECK(contains(error_of([&] { (void)typed.try_load("a"); }), "graph.json gives dtype int8"));
+    // keys() merges the specs (a described key, a file) with the container keys, each once, sorted.
+    numgap::io::write_npy(run / "folder/bb.npy", std::vector<float>{5}.data(), std::vector<std::int64_t>{1});
+    run.write("folder/graph.json", R"({"tensors": {"c": {"shape": [1]}, "e": {"dtype": "float32"}}})");
+    const run_directory mixed = run_directory::open(run / "folder");
+    CHECK(mixed.keys() == std::vector<std::string>{"a", "b", "bb", "c", "d"}); // "e" was not dumped
+    CHECK(mixed.manifest().tensors.size() == 2);                               // "bb" and "c"
+    CHECK(first_value(mixed.load("bb")) == 5);
+    CHECK(first_value(mixed.load("c")) == 3);
+    CHECK(first_value(mixed.load("d")) == 4);
+    CHECK(contains(error_of([&] { (void)mixed.load("e"); }), "has no tensor 'e'"));
+    // A container key without a spec serves as another tensor's block scales.
+    run.write("folder/q.safetensors",
+              safetensors_file({{"q", "I8", "[2, 4]", bytes_of<std::int8_t>({1, 2, 3, 4, 5, 6, 7, 8})},
+                                {"q_scales", "F32", "[2, 2]", bytes_of<float>({0.5f, 1, 2, 4})}}));
+    run.write("folder/graph.json", R"({"tensors": {"q": {"block": {"size": 2, "axis": -1, "scales": "q_scales"}}}})");
+    const run_directory blocked = run_directory::open(run / "folder");
+    CHECK(blocked.find_tensor("q_scales") == nullptr);
+    const numgap::io::loaded_tensor q = blocked.load("q");
+    REQUIRE(q.view().quant().per_block());
+    CHECK(std::vector<float>(q.view().quant().scales.begin(), q.view().quant().scales.end()) ==
+          std::vector<float>{0.5f, 1, 2, 4});
 }
 
 TEST_CASE("safetensors runs: a sharded set through its index.json, confined to the index's folder") {

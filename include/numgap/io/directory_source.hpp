@@ -143,6 +143,13 @@ public:
                (manifest.has_graph ? " and no \"tensors\" entry in graph.json" : "");
     }
 
+    // The keys of the run's *.safetensors files (run_source.hpp).
+    std::uint32_t container_key_count() const noexcept override { return std::uint32_t(safetensors_.size()); }
+    std::string_view container_key(std::uint32_t slot) const noexcept override { return safetensors_.key_at(slot); }
+    std::optional<std::uint32_t> find_container_key(std::string_view key) const override {
+        return safetensors_.position_of(key);
+    }
+
     // Files up to this size are read into a buffer rather than mapped.
     static constexpr std::uint64_t small_file_limit = 8 * 1024;
 

@@ -9,8 +9,9 @@
 // (polygraphy_source.hpp); a container's graph may come from an overlay
 // graph.json (run_overlay.hpp). Each source's header
 // states its exact rules (keys, dtypes, order, limits); this class is the one
-// interface over all of them: keys sorted, load() by key, graph.json's nodes
-// in manifest() when the container has a graph. A tensor with graph.json's
+// interface over all of them: keys() sorted, load() by key, graph.json's nodes
+// in manifest() when the container has a graph (and its tensor specs, but
+// not a container's keys: run_source.hpp). A tensor with graph.json's
 // "block" gets its block scales and zero points from the tensors (or files
 // of the run) it names, at load().
 //
@@ -27,6 +28,7 @@
 // at once. Complexity: open is O(files + graph.json) for a directory, O(index)
 // otherwise; load is O(1) for mapped data, O(size) for inflated, decoded or
 // realigned data.
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -65,6 +67,7 @@ public:
         run.total_bytes_ = opened.total_bytes;
         run.notes_ = std::move(opened.notes);
         run.index_tensors();
+        run.order_container_keys();
         return run;
     }
 
@@ -79,17 +82,31 @@ public:
     // each (e.g. which runner of a Polygraphy file was read); the CLI prints them.
     const std::vector<std::string>& notes() const noexcept { return notes_; }
 
+    // Every tensor key of the run, sorted: the manifest's specs and the
+    // container keys (run_source.hpp) that have none.
     std::vector<std::string> keys() const {
+        const std::vector<tensor_spec>& specs = manifest_.tensors;
         std::vector<std::string> keys;
-        keys.reserve(manifest_.tensors.size());
-        for (const tensor_spec& spec : manifest_.tensors) keys.push_back(spec.key);
+        keys.reserve(specs.size() + container_order_.size());
+        std::size_t next_spec = 0;
+        for (const std::uint32_t slot : container_order_) {
+            const std::string_view key = source_->container_key(slot);
+            for (; next_spec < specs.size() && specs[next_spec].key < key; ++next_spec)
+                keys.push_back(specs[next_spec].key);
+            keys.emplace_back(key);
+        }
+        for (; next_spec < specs.size(); ++next_spec) keys.push_back(specs[next_spec].key);
         return keys;
     }
-    bool contains(std::string_view key) const { return find_tensor(key) != nullptr; }
-    // The spec of tensor `key`, or nullptr: what manifest().find_tensor(key)
-    // finds, through a hash index built at open() instead of a binary search
-    // (whose cache misses over a million 300-byte specs were ~5% of a
-    // comparison's own time, two lookups a pair).
+    bool contains(std::string_view key) const {
+        return find_tensor(key) != nullptr || source_->find_container_key(key).has_value();
+    }
+    // The spec describing tensor `key`, or nullptr: what
+    // manifest().find_tensor(key) finds, through a hash index built at open()
+    // instead of a binary search (whose cache misses over a million 300-byte
+    // specs were ~5% of a comparison's own time, two lookups a pair). A
+    // container key that graph.json does not describe has no spec (nullptr
+    // here, yet contains() and load() find it).
     const tensor_spec* find_tensor(std::string_view key) const {
         const std::uint32_t* found = tensor_index_.find(key, spec_key_equals{&manifest_.tensors});
         return found == nullptr ? nullptr : &manifest_.tensors[*found];
@@ -99,28 +116,28 @@ public:
     std::uint64_t total_bytes() const noexcept { return total_bytes_; }
 
     loaded_tensor load(std::string_view key) const {
-        return load_spec(require_tensor(key), [&](const tensor_spec& spec) { return source_->load(spec); });
+        return load_spec(require_tensor(key).spec(), [&](const tensor_spec& spec) { return source_->load(spec); });
     }
 
     // load(), for comparison with `reference`: a run whose files do not say
     // their dtype and shape (a QNN raw output folder) infers them from the
     // reference's shape (run_source::load_like); other runs ignore it.
     loaded_tensor load_like(std::string_view key, const tensor_view& reference) const {
-        return load_spec(require_tensor(key),
+        return load_spec(require_tensor(key).spec(),
                          [&](const tensor_spec& spec) { return source_->load_like(spec, reference); });
     }
 
     // load() and load_like(), but nullopt when the run has no tensor `key`
     // (other failures still throw): `contains` and `load` in one lookup.
     std::optional<loaded_tensor> try_load(std::string_view key) const {
-        const tensor_spec* spec = find_tensor(key);
-        if (spec == nullptr) return std::nullopt;
-        return load_spec(*spec, [&](const tensor_spec& found) { return source_->load(found); });
+        const std::optional<found_tensor> found = find(key);
+        if (!found) return std::nullopt;
+        return load_spec(found->spec(), [&](const tensor_spec& spec) { return source_->load(spec); });
     }
     std::optional<loaded_tensor> try_load_like(std::string_view key, const tensor_view& reference) const {
-        const tensor_spec* spec = find_tensor(key);
-        if (spec == nullptr) return std::nullopt;
-        return load_spec(*spec, [&](const tensor_spec& found) { return source_->load_like(found, reference); });
+        const std::optional<found_tensor> found = find(key);
+        if (!found) return std::nullopt;
+        return load_spec(found->spec(), [&](const tensor_spec& spec) { return source_->load_like(spec, reference); });
     }
 
     // The shape of tensor `key` in reference dimension order (axis_order
@@ -134,16 +151,54 @@ public:
     // 30 ms, g++ -O2), so callers read headers only when structural matching
     // may run. Thread-safe.
     std::optional<std::vector<std::int64_t>> stored_shape(std::string_view key) const {
-        const tensor_spec* spec = find_tensor(key);
-        if (spec == nullptr) return std::nullopt;
-        if (spec->shape) return reference_order_shape(*spec, *spec->shape);
-        std::optional<std::vector<std::int64_t>> stored = source_->stored_shape(*spec);
+        const std::optional<found_tensor> found = find(key);
+        if (!found) return std::nullopt;
+        const tensor_spec& spec = found->spec();
+        if (spec.shape) return reference_order_shape(spec, *spec.shape);
+        std::optional<std::vector<std::int64_t>> stored = source_->stored_shape(spec);
         if (!stored) return std::nullopt;
-        return reference_order_shape(*spec, *stored);
+        return reference_order_shape(spec, *stored);
     }
 
 private:
     run_directory() = default;
+
+    // A tensor of the run: the manifest's spec, or one made on the spot (a
+    // container key without a spec: its key and slot are all a source needs;
+    // a file named as a block parameter: its key and file).
+    class found_tensor {
+    public:
+        explicit found_tensor(const tensor_spec* listed) noexcept : listed_(listed) {}
+        explicit found_tensor(tensor_spec made) noexcept : made_(std::move(made)) {}
+        const tensor_spec& spec() const noexcept { return listed_ != nullptr ? *listed_ : made_; }
+
+    private:
+        const tensor_spec* listed_ = nullptr;
+        tensor_spec made_;
+    };
+    std::optional<found_tensor> find(std::string_view key) const {
+        if (const tensor_spec* spec = find_tensor(key)) return found_tensor(spec);
+        const std::optional<std::uint32_t> slot = source_->find_container_key(key);
+        if (!slot) return std::nullopt;
+        tensor_spec made;
+        made.key = key;
+        made.source_slot = *slot;
+        return found_tensor(std::move(made));
+    }
+
+    // The container keys without a spec, by key: keys() merges them with the specs.
+    void order_container_keys() {
+        const std::uint32_t count = source_->container_key_count();
+        container_order_.reserve(count);
+        for (std::uint32_t slot = 0; slot < count; ++slot)
+            if (find_tensor(source_->container_key(slot)) == nullptr) container_order_.push_back(slot);
+        const auto by_key = [this](std::uint32_t a, std::uint32_t b) {
+            return source_->container_key(a) < source_->container_key(b);
+        };
+        // Headers usually list their keys in order already: then checking is enough.
+        if (!std::is_sorted(container_order_.begin(), container_order_.end(), by_key))
+            std::sort(container_order_.begin(), container_order_.end(), by_key);
+    }
 
     // Payload: a position in manifest_.tensors, which open() fixes (a move of
     // the run moves the vector's buffer with the index).
@@ -203,13 +258,14 @@ private:
     template <class T>
     std::vector<T> block_parameters(const std::string& name, std::string_view what, const tensor_spec& owner,
                                     std::int64_t expected) const {
-        const tensor_spec* found = find_tensor(name);
-        tensor_spec by_file;
-        if (found == nullptr) {
+        std::optional<found_tensor> named = find(name);
+        if (!named) {
+            tensor_spec by_file;
             by_file.key = name;
             by_file.file = name;
-            found = &by_file;
+            named.emplace(std::move(by_file));
         }
+        const tensor_spec* found = &named->spec();
         const error_location location = error_location::at_item(path_.string(), owner.key);
         const std::string label = "block " + std::string(what) + " '" + name + "'";
         if (found->block || found->affine)
@@ -271,14 +327,14 @@ private:
         return converted;
     }
 
-    const tensor_spec& require_tensor(std::string_view key) const {
-        const tensor_spec* spec = find_tensor(key);
-        if (spec == nullptr)
+    found_tensor require_tensor(std::string_view key) const {
+        std::optional<found_tensor> found = find(key);
+        if (!found)
             throw error(error_kind::schema,
                         "run '" + path_.string() + "' has no tensor '" + std::string(key) + "' (" +
                             source_->missing_reason(key, manifest_) + ")",
                         error_location::at_item(path_.string(), std::string(key)));
-        return *spec;
+        return std::move(*found);
     }
 
     template <class Read>
@@ -300,6 +356,7 @@ private:
     run_manifest manifest_;
     std::shared_ptr<const run_source> source_;
     numgap::detail::key_index tensor_index_;
+    std::vector<std::uint32_t> container_order_; // slots of container keys without a spec, by key
     std::uint64_t total_bytes_ = 0;
     std::vector<std::string> notes_;
 };

@@ -151,6 +151,9 @@ struct run_manifest {
     std::vector<node_spec> nodes;
     // Sorted by key (parse_run_manifest and run_directory keep it so): find_tensor
     // binary-searches, O(log n). Code that edits the vector must keep the order.
+    // An opened run lists here the tensors graph.json describes and those of
+    // files of their own, not a container's keys (a safetensors file's) that
+    // graph.json does not describe: run_directory::keys() lists every key.
     std::vector<tensor_spec> tensors;
     bool has_graph = false;
 

@@ -23,11 +23,13 @@
 // Errors name the overlay file (with line and column for schema errors) and
 // the key.
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 #include <numgap/core/error.hpp>
 #include <numgap/io/confined_open.hpp>
@@ -47,6 +49,7 @@ inline void apply_run_overlay(opened_run_source& opened, const run_manifest& ove
         opened.manifest.nodes = overlay.nodes;
         opened.manifest.has_graph = true;
     }
+    std::vector<tensor_spec> container_specs; // sorted: made in the overlay's key order
     for (const tensor_spec& entry : overlay.tensors) {
         if (!entry.shards.empty())
             throw error(error_kind::schema,
@@ -62,13 +65,25 @@ inline void apply_run_overlay(opened_run_source& opened, const run_manifest& ove
                         error_location::at_item(overlay_name, entry.key));
         const auto found = std::lower_bound(opened.manifest.tensors.begin(), opened.manifest.tensors.end(), entry.key,
                                             [](const tensor_spec& spec, const std::string& k) { return spec.key < k; });
-        if (found == opened.manifest.tensors.end() || found->key != entry.key) continue; // not dumped: missing
-        found->type = entry.type;
-        found->shape = entry.shape;
-        found->axis_order = entry.axis_order;
-        found->affine = entry.affine;
-        found->block = entry.block;
+        tensor_spec* described = nullptr;
+        if (found != opened.manifest.tensors.end() && found->key == entry.key) {
+            described = &*found;
+        } else if (const std::optional<std::uint32_t> slot = opened.source->find_container_key(entry.key)) {
+            // A container key has no spec until described (run_source.hpp).
+            described = &container_specs.emplace_back();
+            described->key = entry.key;
+            described->file.clear();
+            described->source_slot = *slot;
+        } else {
+            continue; // not dumped: missing
+        }
+        described->type = entry.type;
+        described->shape = entry.shape;
+        described->axis_order = entry.axis_order;
+        described->affine = entry.affine;
+        described->block = entry.block;
     }
+    detail::merge_specs(opened.manifest, std::move(container_specs));
     opened.notes.push_back("'" + run + "': graph and tensor metadata from the overlay '" + overlay_name + "'");
 }
 

@@ -4,8 +4,8 @@
 // interface run_directory reads every run through. open_run_source.hpp detects
 // which kind a path is and opens it into an opened_run_source: the run's
 // manifest (graph.json's nodes, when the container has a graph, and one
-// tensor_spec per tensor key, sorted by key), the source that loads those
-// specs, the byte count for progress, and notes (what was chosen or inferred
+// tensor_spec per tensor key, sorted by key, except for container keys:
+// below), the source that loads those specs, the byte count for progress, and notes (what was chosen or inferred
 // while opening, one sentence each, e.g. which Polygraphy runner was read).
 //
 // Adding a container: derive from run_source, write an open function that
@@ -66,6 +66,26 @@ public:
     virtual std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const = 0;
     // Why `key` is not a tensor of the run, in parentheses after "has no tensor 'key'".
     virtual std::string missing_reason(std::string_view key, const run_manifest& manifest) const = 0;
+
+    // Container keys: the keys of a file that holds many tensors and indexes
+    // them itself (a safetensors file). The manifest lists no spec for such
+    // a key unless graph.json describes it (a spec of ~160 bytes a key, for a
+    // run of a million keys, was a third of what the run held); run_directory
+    // lists and finds them here, and loads one through a spec holding only
+    // its key and slot (tensor_spec::source_slot). Slots are 0 ..
+    // container_key_count() - 1, in no particular order; a key may also have
+    // a spec (then that spec describes it). Sources without such files keep
+    // these defaults.
+    virtual std::uint32_t container_key_count() const noexcept { return 0; }
+    // Precondition: slot < container_key_count().
+    virtual std::string_view container_key(std::uint32_t slot) const noexcept {
+        (void)slot;
+        return {};
+    }
+    virtual std::optional<std::uint32_t> find_container_key(std::string_view key) const {
+        (void)key;
+        return std::nullopt;
+    }
 };
 
 struct opened_run_source {

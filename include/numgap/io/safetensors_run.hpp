@@ -104,8 +104,8 @@ public:
     }
 
     std::optional<location> find(std::string_view key) const {
-        const std::uint32_t* found = index_.find(key, key_equals{this});
-        if (found == nullptr) return std::nullopt;
+        const std::optional<std::uint32_t> found = position_of(key);
+        if (!found) return std::nullopt;
         return at(*found);
     }
     // find(key) that first tries `position` (a tensor_spec's source_slot):
@@ -115,6 +115,13 @@ public:
         if (position < records_.size() && key_of(position) == key) return at(position);
         return find(key);
     }
+    // The position of `key`, or nullopt; and the key at `position` (< size()).
+    std::optional<std::uint32_t> position_of(std::string_view key) const {
+        const std::uint32_t* found = index_.find(key, key_equals{this});
+        if (found == nullptr) return std::nullopt;
+        return *found;
+    }
+    std::string_view key_at(std::uint32_t position) const noexcept { return key_of(position); }
     location at(std::uint32_t position) const {
         const record& r = records_.at(position);
         const detail::safetensors_dtype& known = detail::safetensors_dtypes[r.dtype];

@@ -7,6 +7,8 @@
 // misaligned for its dtype, see loaded_tensor.hpp). Neither has a graph of
 // its own; an overlay graph.json may give one (run_overlay.hpp).
 //
+// The keys are container keys (run_source.hpp): the manifest holds no spec
+// for them unless an overlay graph.json describes them (run_overlay.hpp).
 // The helpers below (safetensors_specs, load_safetensors_tensor) also serve
 // directory_source.hpp, whose *.safetensors files are tensors of the run too.
 #include <algorithm>
@@ -30,35 +32,32 @@
 namespace numgap::io {
 namespace detail {
 
-// One spec per safetensors key, with no file of its own (tensor_spec::file
-// is empty: the file is the one whose record the key's source_slot names);
-// a graph.json entry for the key that names no
-// file of its own (`overlays`, sorted) gives its layout, quantization, dtype
-// and shape, checked against the header at load. A key `manifest` already
-// maps to a file of its own is an error naming both.
+// The specs of the safetensors keys graph.json describes (`overlays`: its
+// entries that name no file of their own, sorted), each with the key's slot
+// and no file of its own (tensor_spec::file is empty: the slot's record names
+// the file); an entry for a key no file holds describes a tensor that was
+// not dumped and gives no spec. Every other key needs none: run_directory
+// finds it through the source (run_source's container keys). A key
+// `manifest` already maps to a file of its own is an error naming both.
 inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& tensors, const run_manifest& manifest,
                                                   std::vector<tensor_spec> overlays, const std::string& run) {
+    if (!manifest.tensors.empty())
+        for (std::uint32_t position = 0; position < tensors.size(); ++position) {
+            const std::string_view key = tensors.key_at(position);
+            if (const tensor_spec* claimed = manifest.find_tensor(key))
+                throw error(error_kind::schema,
+                            "graph.json: tensor '" + std::string(key) + "' is mapped to file '" + claimed->file +
+                                "', but '" + tensors.at(position).source->name + "' also holds key '" +
+                                std::string(key) + "' in run '" + run + "'; rename one of them",
+                            error_location::at_item(run, std::string(key)));
+        }
     std::vector<tensor_spec> specs;
-    specs.reserve(tensors.size());
-    for (const std::uint32_t position : tensors.sorted_positions()) {
-        const safetensors_tensors::location where = tensors.at(position);
-        const std::string_view key = where.key;
-        if (const tensor_spec* claimed = manifest.find_tensor(key))
-            throw error(error_kind::schema,
-                        "graph.json: tensor '" + std::string(key) + "' is mapped to file '" + claimed->file +
-                            "', but '" + where.source->name + "' also holds key '" + std::string(key) + "' in run '" +
-                            run + "'; rename one of them",
-                        error_location::at_item(run, std::string(key)));
-        const auto overlay = std::lower_bound(overlays.begin(), overlays.end(), key,
-                                              [](const tensor_spec& spec, std::string_view k) { return spec.key < k; });
-        // Built in place: a spec is ~160 bytes, and a run may hold a million keys.
-        tensor_spec& spec = specs.emplace_back();
-        if (overlay != overlays.end() && overlay->key == key) spec = std::move(*overlay);
-        spec.key = key;
-        // The source finds the key by slot; a copy of the file's name in
-        // every spec was one heap block (~50 MB for a million keys).
+    for (tensor_spec& overlay : overlays) {
+        const std::optional<std::uint32_t> position = tensors.position_of(overlay.key);
+        if (!position) continue;
+        tensor_spec& spec = specs.emplace_back(std::move(overlay));
         spec.file.clear();
-        spec.source_slot = position;
+        spec.source_slot = *position;
     }
     return specs;
 }
@@ -97,6 +96,11 @@ public:
     std::string missing_reason(std::string_view, const run_manifest&) const override {
         return "no such safetensors key";
     }
+    std::uint32_t container_key_count() const noexcept override { return std::uint32_t(tensors_.size()); }
+    std::string_view container_key(std::uint32_t slot) const noexcept override { return tensors_.key_at(slot); }
+    std::optional<std::uint32_t> find_container_key(std::string_view key) const override {
+        return tensors_.position_of(key);
+    }
     const safetensors_tensors& tensors() const noexcept { return tensors_; }
 
 private:
@@ -104,10 +108,9 @@ private:
 };
 
 namespace detail {
-inline opened_run_source finish_safetensors_run(safetensors_tensors tensors, const std::string& run) {
+inline opened_run_source finish_safetensors_run(safetensors_tensors tensors) {
     opened_run_source opened;
     opened.total_bytes = tensors.total_bytes();
-    merge_specs(opened.manifest, safetensors_specs(tensors, opened.manifest, {}, run));
     opened.source = std::make_shared<const safetensors_source>(std::move(tensors));
     return opened;
 }
@@ -116,7 +119,7 @@ inline opened_run_source finish_safetensors_run(safetensors_tensors tensors, con
 inline opened_run_source open_safetensors_file(const std::filesystem::path& path) {
     safetensors_tensors tensors;
     tensors.add(path.string(), detail::open_run_file(path), path);
-    return detail::finish_safetensors_run(std::move(tensors), path.string());
+    return detail::finish_safetensors_run(std::move(tensors));
 }
 
 // A sharded set: the index names its shards, resolved beneath the index's
@@ -139,7 +142,7 @@ inline opened_run_source open_sharded_safetensors(const std::filesystem::path& i
         }
         tensors.add(shard, std::move(file), folder / shard, keys);
     }
-    return detail::finish_safetensors_run(std::move(tensors), index.string());
+    return detail::finish_safetensors_run(std::move(tensors));
 }
 
 } // namespace numgap::io
