@@ -247,6 +247,7 @@ int run_compare(const compare_arguments& arguments) {
         arguments.threads, [&] { return graph_of(reference_run); }, [&] { return graph_of(target_run); });
     numgap::basic_graph& reference_graph = graphs.first;
     numgap::basic_graph& target_graph = graphs.second;
+    release_memory();
     timings.end_phase("build run graphs");
     const numgap::match_options match_options = build_match_options(arguments);
     numgap::match_result matches = run_matcher(arguments.match, reference_graph, target_graph, match_options);
@@ -283,8 +284,11 @@ int run_compare(const compare_arguments& arguments) {
         release_memory(std::move(runs));
         timings.end_phase("release runs");
     }
+    // The graphs and the match result are handed over: each goes as soon as
+    // the report has what it needs of it, and its pages with it.
     numgap::comparison_report report =
-        numgap::build_report(std::move(compared), reference_graph, target_graph, matches);
+        numgap::build_report(std::move(compared), std::move(reference_graph), std::move(target_graph),
+                             std::move(matches), [] { release_memory(); });
     timings.end_phase("report");
     print_and_write(report, arguments.outputs);
     timings.end_phase("table and reports");
@@ -296,7 +300,7 @@ int run_compare(const compare_arguments& arguments) {
     }
 
     const int status = report_exit_status(report);
-    keep_until_exit(std::move(report), std::move(matches), std::move(graphs), std::move(runs));
+    keep_until_exit(std::move(report), std::move(runs));
     return status;
 }
 

@@ -540,5 +540,11 @@ TEST_CASE("report_name_table: the graph's own strings when unique, report_names 
     CHECK_FALSE(copied.refers_to_graph());
     CHECK(copied[0] == "p");
     CHECK(copied[1] == "q");
+
+    // names(): owned copies either way, for a caller that destroys the graph next.
+    CHECK(numgap::detail::report_name_table(unique).names() ==
+          std::vector<std::string>{"a", "b", "a long name that does not fit a short string buffer"});
+    CHECK(numgap::detail::report_name_table(repeated).names() == expected);
+    CHECK(numgap::detail::report_name_table(by_value).names() == std::vector<std::string>{"p", "q"});
 }
 } // TEST_SUITE("compare")

@@ -114,6 +114,29 @@ TEST_CASE("compare_groups + build_report: the report of compare_runs, built afte
         }
         CHECK(compared->size() == matches.groups.size());
         CHECK(compared->metric_names() == metrics.names());
+        // Handed over, the graphs and the match result are freed on the way: the same report.
+        {
+            const auto reference = stage_reference_values(), target = stage_target_values();
+            numgap::basic_graph reference_copy = reference_graph, target_copy = target_graph;
+            numgap::match_result matches_copy = matches;
+            const auto handed_over =
+                numgap::build_report(numgap::compare_groups(reference_graph, target_graph, matches, reference->source(),
+                                                            target->source(), metrics, stage_threads(thread_count)),
+                                     std::move(reference_copy), std::move(target_copy), std::move(matches_copy));
+            CHECK(numgap::to_json(handed_over) == expected_json);
+            CHECK(numgap::to_csv(handed_over) == expected_csv);
+            // Lvalues, const or not, are only read: the caller's graphs stay whole.
+            numgap::basic_graph kept_reference = reference_graph, kept_target = target_graph;
+            numgap::match_result kept_matches = matches;
+            const auto kept =
+                numgap::build_report(numgap::compare_groups(reference_graph, target_graph, matches, reference->source(),
+                                                            target->source(), metrics, stage_threads(thread_count)),
+                                     kept_reference, kept_target, kept_matches);
+            CHECK(numgap::to_json(kept) == expected_json);
+            CHECK(kept_reference.num_nodes() == reference_graph.num_nodes());
+            CHECK(kept_target.num_nodes() == target_graph.num_nodes());
+            CHECK(kept_matches.groups.size() == matches.groups.size());
+        }
         const auto report = numgap::build_report(std::move(*compared), reference_graph, target_graph, matches);
         CHECK(numgap::to_json(report) == expected_json);
         CHECK(numgap::to_csv(report) == expected_csv);

@@ -136,6 +136,19 @@ TEST_CASE("repair_pairings through compare_groups: the repaired rows need no sou
         compared = numgap::compare_groups(reference, target, matches, reference_data->map(), target_data->map(),
                                           numgap::metric_set::defaults(), options);
     }
+    // Handed over (graphs and match result freed on the way), and kept: the same report.
+    {
+        auto reference_data = std::make_unique<views>(repair_reference_values());
+        auto target_data = std::make_unique<views>(repair_target_values());
+        auto reference_copy = reference;
+        auto target_copy = target;
+        auto matches_copy = matches;
+        const auto handed_over =
+            numgap::build_report(numgap::compare_groups(reference, target, matches, reference_data->map(),
+                                                        target_data->map(), numgap::metric_set::defaults(), options),
+                                 std::move(reference_copy), std::move(target_copy), std::move(matches_copy));
+        CHECK(numgap::to_json(handed_over) == numgap::to_json(whole));
+    }
     const auto staged = numgap::build_report(std::move(*compared), reference, target, matches);
     CHECK(numgap::to_json(staged) == numgap::to_json(whole));
     CHECK(row_of(staged, "r1").target_nodes == std::vector<std::string>{"t1"});

@@ -11,13 +11,21 @@
 // the rows are made, so the two are not held whole at once.
 // Precondition: `groups` came from compare_groups with these graphs and this
 // match result.
+// Given the graphs and the match result as rvalues, it frees each as soon as
+// the report holds what it needs of it: the reference graph once snapshotted,
+// the target graph once its node names are copied, the match result once the
+// rows are made. For a million nodes the two graphs are several hundred MB
+// that would otherwise stand beside the rows (numgap compare does this).
 // Complexity: O(N + E + G) plus the names copied into rows.
 // Throws: numgap::error (kind usage) when the graphs' node counts or the
 // match result's group count differ from those compare_groups saw;
 // numgap::error for an unusable reference graph (a cycle); std::bad_alloc.
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -35,11 +43,12 @@
 namespace numgap {
 
 namespace detail {
-// The reference graph in topological order, as the report keeps it.
+// The reference graph in topological order, as the report keeps it;
+// `position[node]` becomes the node's index in it.
 template <class Graph, class Names>
-std::vector<report_node> report_graph(const Graph& graph, const Names& names) {
+std::vector<report_node> report_graph(const Graph& graph, const Names& names, std::vector<std::size_t>& position) {
     const std::vector<std::size_t> order = topological_order(graph);
-    std::vector<std::size_t> position(order.size());
+    position.assign(order.size(), 0);
     for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
     std::vector<report_node> nodes;
     nodes.reserve(order.size());
@@ -56,32 +65,59 @@ std::vector<report_node> report_graph(const Graph& graph, const Names& names) {
     return nodes;
 }
 
-// Appends an `unmatched` row for each of `nodes` (sorted here); held[i]
-// says whether the run holds the i-th sorted node's tensor.
+// A reference node's report name and op, from the report's snapshot of the graph.
+struct snapshot_names {
+    const std::vector<report_node>* nodes;
+    const std::vector<std::size_t>* position;
+    const std::string& operator[](std::size_t node) const { return (*nodes)[(*position)[node]].name; }
+    const std::string& op(std::size_t node) const { return (*nodes)[(*position)[node]].op; }
+};
+
+// What an unmatched row says of its node, taken from the graph before it goes.
+struct unmatched_node {
+    std::size_t node;
+    std::string name, op;
+    std::optional<std::string> tensor; // the node's last output key, when the run holds it
+};
+
+// `nodes` (sorted here) described for unmatched rows; held[i] says whether
+// the run holds the i-th sorted node's tensor.
 template <class Graph, class Names>
-void add_unmatched_rows(std::vector<group_report>& rows, const Graph& graph, std::vector<std::size_t> nodes,
-                        const std::vector<char>& held, const Names& names, std::vector<std::string> group_report::*side,
-                        std::string group_report::*tensor, const char* message,
-                        const std::unordered_map<std::size_t, std::string>& messages) {
+std::vector<unmatched_node> describe_unmatched(const Graph& graph, std::vector<std::size_t> nodes,
+                                               const std::vector<char>& held, const Names& names) {
     std::sort(nodes.begin(), nodes.end());
-    for (std::size_t i = 0; i < nodes.size(); ++i) {
-        const std::size_t node = nodes[i];
+    std::vector<unmatched_node> described;
+    described.reserve(nodes.size());
+    for (std::size_t i = 0; i < nodes.size(); ++i)
+        described.push_back({nodes[i], names[nodes[i]], std::string(numgap::op_type(graph, nodes[i])),
+                             held[i] ? last_output_key(graph, nodes[i]) : std::nullopt});
+    return described;
+}
+
+// Appends an `unmatched` row for each of `nodes`.
+inline void add_unmatched_rows(std::vector<group_report>& rows, std::vector<unmatched_node> nodes,
+                               std::vector<std::string> group_report::*side, std::string group_report::*tensor,
+                               const char* message, const std::unordered_map<std::size_t, std::string>& messages) {
+    for (unmatched_node& node : nodes) {
         group_report& row = rows.emplace_back();
-        row.*side = {names[node]};
-        if (held[i]) row.*tensor = *last_output_key(graph, node);
-        row.op = std::string(numgap::op_type(graph, node));
+        row.*side = {std::move(node.name)};
+        if (node.tensor) row.*tensor = std::move(*node.tensor);
+        row.op = std::move(node.op);
         row.status = group_status::unmatched;
         row.confidence.reset(); // no pairing, so no confidence in one
-        const auto special = messages.find(node);
+        const auto special = messages.find(node.node);
         row.message = special != messages.end() ? special->second : message;
     }
 }
-} // namespace detail
 
-template <graph ReferenceGraph, graph TargetGraph>
-comparison_report build_report(compared_groups groups, const ReferenceGraph& reference_graph,
-                               const TargetGraph& target_graph, const match_result& matches) {
-    detail::compared_groups_state& state = detail::compared_groups_access::state(groups);
+// build_report's work. It reads the graphs and the match result through the
+// references; `release` is told when it is done with each (release.reference()
+// and so on), which frees what the caller handed over. Release::frees says
+// whether it does: then the target's names are copied before its graph goes.
+template <class ReferenceGraph, class TargetGraph, class Release>
+comparison_report build_report_from(compared_groups groups, const ReferenceGraph& reference_graph,
+                                    const TargetGraph& target_graph, const match_result& matches, Release release) {
+    compared_groups_state& state = compared_groups_access::state(groups);
     if (state.reference_nodes != numgap::num_nodes(reference_graph) ||
         state.target_nodes != numgap::num_nodes(target_graph) || state.match_groups != matches.groups.size())
         throw error(error_kind::usage,
@@ -98,36 +134,119 @@ comparison_report build_report(compared_groups groups, const ReferenceGraph& ref
 
     comparison_report report;
     report.metric_names = state.columns.names;
-    const detail::report_name_table reference_names(reference_graph);
-    const detail::report_name_table target_names(target_graph);
-    report.reference_graph = detail::report_graph(reference_graph, reference_names);
+    // Reference names and ops come from the report's snapshot from here on.
+    std::vector<std::size_t> position;
+    std::vector<unmatched_node> unmatched_reference;
+    {
+        const report_name_table reference_names(reference_graph);
+        report.reference_graph = report_graph(reference_graph, reference_names, position);
+        unmatched_reference = describe_unmatched(reference_graph, final_matches.unmatched_reference,
+                                                 state.unmatched_reference_held, reference_names);
+    }
+    release.reference();
+    const snapshot_names reference_names{&report.reference_graph, &position};
+    std::optional<report_name_table<TargetGraph>> target_table(std::in_place, target_graph);
+    std::vector<unmatched_node> unmatched_target =
+        describe_unmatched(target_graph, final_matches.unmatched_target, state.unmatched_target_held, *target_table);
+    std::vector<std::string> target_names;
+    if constexpr (Release::frees) {
+        target_names = std::move(*target_table).names();
+        target_table.reset(); // it may refer to the graph's strings
+    }
+    release.target();
 
-    const std::size_t unmatched = final_matches.unmatched_reference.size() + final_matches.unmatched_target.size();
-    if (state.full) {
-        report.groups = std::move(state.rows);
-        report.groups.reserve(report.groups.size() + unmatched);
-    } else {
+    const std::size_t unmatched = unmatched_reference.size() + unmatched_target.size();
+    const auto make_rows = [&](const auto& target_node_names) {
         const std::size_t columns = state.columns.size();
         report.groups.reserve(matches.groups.size() + unmatched);
         for (std::size_t g = 0; g < matches.groups.size(); ++g) {
             group_report& row = report.groups.emplace_back(); // built in place: a row is ~400 bytes
-            detail::start_row(row, matches.groups[g], reference_graph, reference_names, target_names);
-            detail::unpack_outcome(state.outcomes[g], row, state.columns, state.metric_values.data() + g * columns,
-                                   state.metric_passed.data() + g * columns);
+            const match_group& group = matches.groups[g];
+            start_row(row, group, reference_names.op(group.reference_output_node), reference_names, target_node_names);
+            unpack_outcome(state.outcomes[g], row, state.columns, state.metric_values.data() + g * columns,
+                           state.metric_passed.data() + g * columns);
         }
         state.outcomes = {};
         state.metric_values = {};
         state.metric_passed = {};
+    };
+    if (state.full) {
+        report.groups = std::move(state.rows);
+        report.groups.reserve(report.groups.size() + unmatched);
+    } else if constexpr (Release::frees) {
+        make_rows(target_names);
+    } else {
+        make_rows(*target_table);
     }
-    detail::add_unmatched_rows(report.groups, reference_graph, final_matches.unmatched_reference,
-                               state.unmatched_reference_held, reference_names, &group_report::reference_nodes,
-                               &group_report::reference_tensor, "no target node matches this reference node",
-                               state.reference_messages);
-    detail::add_unmatched_rows(report.groups, target_graph, final_matches.unmatched_target, state.unmatched_target_held,
-                               target_names, &group_report::target_nodes, &group_report::target_tensor,
-                               "no reference node matches this target node", state.target_messages);
+    release.matches();
+    add_unmatched_rows(report.groups, std::move(unmatched_reference), &group_report::reference_nodes,
+                       &group_report::reference_tensor, "no target node matches this reference node",
+                       state.reference_messages);
+    add_unmatched_rows(report.groups, std::move(unmatched_target), &group_report::target_nodes,
+                       &group_report::target_tensor, "no reference node matches this target node",
+                       state.target_messages);
     analyze_report(report);
     return report;
+}
+
+// A graph handed over: an rvalue (a forwarding reference's deduced type is
+// then no reference) that build_report may move from and destroy.
+template <class G>
+concept owned_graph = !std::is_reference_v<G> && !std::is_const_v<G> && std::move_constructible<G> && numgap::graph<G>;
+
+// build_report_from's `release` for inputs the caller keeps.
+struct keep_inputs {
+    static constexpr bool frees = false;
+    void reference() const noexcept {}
+    void target() const noexcept {}
+    void matches() const noexcept {}
+};
+
+// build_report_from's `release` for inputs handed over: destroys each, then
+// calls `freed()`.
+template <class ReferenceGraph, class TargetGraph, class Freed>
+struct free_inputs {
+    static constexpr bool frees = true;
+    std::optional<ReferenceGraph>* reference_graph;
+    std::optional<TargetGraph>* target_graph;
+    std::optional<match_result>* match;
+    Freed* freed;
+    void reference() const {
+        reference_graph->reset();
+        (*freed)();
+    }
+    void target() const {
+        target_graph->reset();
+        (*freed)();
+    }
+    void matches() const {
+        match->reset();
+        (*freed)();
+    }
+};
+} // namespace detail
+
+template <graph ReferenceGraph, graph TargetGraph>
+comparison_report build_report(compared_groups groups, const ReferenceGraph& reference_graph,
+                               const TargetGraph& target_graph, const match_result& matches) {
+    return detail::build_report_from(std::move(groups), reference_graph, target_graph, matches, detail::keep_inputs{});
+}
+
+// The same report from graphs and a match result handed over (rvalues): each
+// is destroyed as soon as the report holds what it needs of it (see the top),
+// and `freed()` is called after each: where the allocator keeps freed memory
+// for reuse, a caller may hand the pages back there (numgap compare calls
+// glibc's malloc_trim), which a library should not do on its own.
+template <detail::owned_graph ReferenceGraph, detail::owned_graph TargetGraph, std::invocable Freed = void (*)()>
+comparison_report build_report(
+    compared_groups groups, ReferenceGraph&& reference_graph, TargetGraph&& target_graph, match_result&& matches,
+    Freed freed = [] {}) {
+    std::optional<ReferenceGraph> reference(std::in_place, std::move(reference_graph));
+    std::optional<TargetGraph> target(std::in_place, std::move(target_graph));
+    std::optional<match_result> match(std::in_place, std::move(matches));
+    return detail::build_report_from(
+        std::move(groups), *reference, *target, *match,
+        detail::free_inputs<ReferenceGraph, TargetGraph, Freed>{&reference, &target, &match, &freed});
 }
 
 } // namespace numgap

@@ -105,6 +105,18 @@ public:
     }
     // Whether the names are the graph's own strings (for tests).
     bool refers_to_graph() const noexcept { return !owns_; }
+    // Every node's name, owned: the table's own, or copies of the graph's
+    // (for a caller that destroys the graph next).
+    std::vector<std::string> names() && {
+        if (owns_) return std::move(owned_);
+        std::vector<std::string> copied;
+        if constexpr (can_refer) {
+            const std::size_t count = numgap::num_nodes(*graph_);
+            copied.reserve(count);
+            for (std::size_t i = 0; i < count; ++i) copied.push_back(numgap::node_name(*graph_, i));
+        }
+        return copied;
+    }
 
 private:
     const G* graph_;

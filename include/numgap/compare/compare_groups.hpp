@@ -32,6 +32,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
@@ -53,10 +54,11 @@
 namespace numgap {
 
 namespace detail {
-// The row of match group `group`, named, before its tensors are compared.
-template <class ReferenceGraph, class ReferenceNames, class TargetNames>
-void start_row(group_report& row, const match_group& group, const ReferenceGraph& reference_graph,
-               const ReferenceNames& reference_names, const TargetNames& target_names) {
+// The row of match group `group`, named, before its tensors are compared;
+// `op` is the op of the group's reference output node.
+template <class ReferenceNames, class TargetNames>
+void start_row(group_report& row, const match_group& group, std::string_view op, const ReferenceNames& reference_names,
+               const TargetNames& target_names) {
     row.reference_nodes = names_of(reference_names, group.reference_nodes);
     row.target_nodes = names_of(target_names, group.target_nodes);
     row.reference_tensor = group.reference_tensor;
@@ -65,7 +67,7 @@ void start_row(group_report& row, const match_group& group, const ReferenceGraph
     row.strategy = group.strategy;
     row.confidence = group.confidence;
     row.ambiguous_with = names_of(target_names, group.ambiguous_with);
-    row.op = std::string(numgap::op_type(reference_graph, group.reference_output_node));
+    row.op = std::string(op);
 }
 
 // The tensor an unmatched row of `node` names when the run holds it: the
@@ -237,7 +239,9 @@ requires tensor_source<std::remove_reference_t<ReferenceSource>> && tensor_sourc
         rows.reserve(compared_groups);
         for (std::size_t g = 0; g < compared_groups; ++g) {
             group_report& row = rows.emplace_back();
-            detail::start_row(row, matches.groups[g], reference_graph, reference_names, target_names);
+            detail::start_row(row, matches.groups[g],
+                              numgap::op_type(reference_graph, matches.groups[g].reference_output_node),
+                              reference_names, target_names);
             detail::unpack_outcome(state.outcomes[g], row, state.columns, state.metric_values.data() + g * columns,
                                    state.metric_passed.data() + g * columns);
         }
