@@ -260,6 +260,7 @@ int run_compare(const compare_arguments& arguments) {
         numgap::add_stored_shapes(target_graph, target_run);
         matches = run_matcher(arguments.match, reference_graph, target_graph, match_options);
     }
+    release_memory(); // what the matchers' indexes held
     timings.end_phase("match");
 
     numgap::compare_options options;
