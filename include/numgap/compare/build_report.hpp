@@ -7,8 +7,9 @@
 // match group (after a repair: the rows compare_groups kept), one row per
 // unmatched node (sorted by node, reference first; an unmatched reference row
 // names its node's tensor when compare_groups found the run holds it), and
-// analyses the report (analyze_report.hpp). The packed outcomes are freed as
-// the rows are made, so the two are not held whole at once.
+// analyses the report (analyze_report.hpp). Each packed outcome's boxed
+// extras go to its row as the row is made; the packed arrays are freed once
+// the rows are made.
 // Precondition: `groups` came from compare_groups with these graphs and this
 // match result.
 // Given the graphs and the match result as rvalues, it frees each as soon as
@@ -150,7 +151,7 @@ comparison_report build_report_from(compared_groups groups, const ReferenceGraph
         describe_unmatched(target_graph, final_matches.unmatched_target, state.unmatched_target_held, *target_table);
     std::vector<std::string> target_names;
     if constexpr (Release::frees) {
-        target_names = std::move(*target_table).names();
+        if (!state.full) target_names = std::move(*target_table).names(); // the rows name target nodes
         target_table.reset(); // it may refer to the graph's strings
     }
     release.target();
