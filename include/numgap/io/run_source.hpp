@@ -5,8 +5,9 @@
 // which kind a path is and opens it into an opened_run_source: the run's
 // manifest (graph.json's nodes, when the container has a graph, and one
 // tensor_spec per tensor key, sorted by key, except for container keys:
-// below), the source that loads those specs, the byte count for progress, and notes (what was chosen or inferred
-// while opening, one sentence each, e.g. which Polygraphy runner was read).
+// below), the source that loads those specs, the byte count for progress,
+// and notes (what was chosen or inferred while opening, one sentence each,
+// e.g. which Polygraphy runner was read).
 //
 // Adding a container: derive from run_source, write an open function that
 // fills an opened_run_source, and add its detection (magic bytes first) and
