@@ -7,7 +7,6 @@
 // reference against bf16 and f16 targets through compare_runs.
 #include <doctest/doctest.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -600,15 +599,15 @@ TEST_CASE("safetensors runs: keys without specs; a spec's source_slot is a hint 
     // Container keys (run_source.hpp): no spec each; the source lists and finds them.
     CHECK(opened.manifest.tensors.empty());
     const numgap::io::run_source& source = *opened.source;
-    REQUIRE(source.container_key_count() == 4);
+    const std::vector<std::uint32_t> slots = source.sorted_container_keys();
+    REQUIRE(slots.size() == 4);
     std::vector<numgap::io::tensor_spec> specs(4);
-    for (std::uint32_t slot = 0; slot < 4; ++slot) {
-        specs[slot].key = std::string(source.container_key(slot));
-        specs[slot].source_slot = slot;
-        CHECK(source.find_container_key(specs[slot].key) == slot);
+    for (std::size_t i = 0; i < 4; ++i) {
+        specs[i].key = std::string(source.container_key(slots[i]));
+        specs[i].source_slot = slots[i];
+        CHECK(source.find_container_key(specs[i].key) == slots[i]);
     }
-    std::sort(specs.begin(), specs.end(), [](const auto& x, const auto& y) { return x.key < y.key; });
-    CHECK(specs[0].key + specs[1].key + specs[2].key + specs[3].key == "abcd");
+    CHECK(specs[0].key + specs[1].key + specs[2].key + specs[3].key == "abcd"); // sorted by key
     CHECK_FALSE(source.find_container_key("zz"));
     CHECK_FALSE(source.find_container_key(""));
     const auto first_value = [](const numgap::io::loaded_tensor& tensor) { return at<float>(tensor.view(), 0); };

@@ -144,7 +144,7 @@ public:
     }
 
     // The keys of the run's *.safetensors files (run_source.hpp).
-    std::uint32_t container_key_count() const noexcept override { return std::uint32_t(safetensors_.size()); }
+    std::vector<std::uint32_t> sorted_container_keys() const override { return safetensors_.sorted_positions(); }
     std::string_view container_key(std::uint32_t slot) const noexcept override { return safetensors_.key_at(slot); }
     std::optional<std::uint32_t> find_container_key(std::string_view key) const override {
         return safetensors_.position_of(key);

@@ -28,7 +28,6 @@
 // at once. Complexity: open is O(files + graph.json) for a directory, O(index)
 // otherwise; load is O(1) for mapped data, O(size) for inflated, decoded or
 // realigned data.
-#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -188,16 +187,9 @@ private:
 
     // The container keys without a spec, by key: keys() merges them with the specs.
     void order_container_keys() {
-        const std::uint32_t count = source_->container_key_count();
-        container_order_.reserve(count);
-        for (std::uint32_t slot = 0; slot < count; ++slot)
-            if (find_tensor(source_->container_key(slot)) == nullptr) container_order_.push_back(slot);
-        const auto by_key = [this](std::uint32_t a, std::uint32_t b) {
-            return source_->container_key(a) < source_->container_key(b);
-        };
-        // Headers usually list their keys in order already: then checking is enough.
-        if (!std::is_sorted(container_order_.begin(), container_order_.end(), by_key))
-            std::sort(container_order_.begin(), container_order_.end(), by_key);
+        container_order_ = source_->sorted_container_keys();
+        std::erase_if(container_order_,
+                      [this](std::uint32_t slot) { return find_tensor(source_->container_key(slot)) != nullptr; });
     }
 
     // Payload: a position in manifest_.tensors, which open() fixes (a move of

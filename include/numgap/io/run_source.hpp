@@ -73,12 +73,12 @@ public:
     // a key unless graph.json describes it (a spec of ~160 bytes a key, for a
     // run of a million keys, was a third of what the run held); run_directory
     // lists and finds them here, and loads one through a spec holding only
-    // its key and slot (tensor_spec::source_slot). Slots are 0 ..
-    // container_key_count() - 1, in no particular order; a key may also have
-    // a spec (then that spec describes it). Sources without such files keep
+    // its key and slot (tensor_spec::source_slot). A key may also have a
+    // spec (then that spec describes it). Sources without such files keep
     // these defaults.
-    virtual std::uint32_t container_key_count() const noexcept { return 0; }
-    // Precondition: slot < container_key_count().
+    // Every container key's slot, sorted by key.
+    virtual std::vector<std::uint32_t> sorted_container_keys() const { return {}; }
+    // Precondition: `slot` is one of sorted_container_keys().
     virtual std::string_view container_key(std::uint32_t slot) const noexcept {
         (void)slot;
         return {};

@@ -96,7 +96,7 @@ public:
     std::string missing_reason(std::string_view, const run_manifest&) const override {
         return "no such safetensors key";
     }
-    std::uint32_t container_key_count() const noexcept override { return std::uint32_t(tensors_.size()); }
+    std::vector<std::uint32_t> sorted_container_keys() const override { return tensors_.sorted_positions(); }
     std::string_view container_key(std::uint32_t slot) const noexcept override { return tensors_.key_at(slot); }
     std::optional<std::uint32_t> find_container_key(std::string_view key) const override {
         return tensors_.position_of(key);
