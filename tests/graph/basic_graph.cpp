@@ -3,9 +3,12 @@
 // the numgap::error messages for indices that do not exist.
 #include <doctest/doctest.h>
 
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "../core/as_vector.hpp"
 #include "../core/caught_error.hpp"
 #include <numgap/graph/basic_graph.hpp>
 
@@ -14,7 +17,7 @@ TEST_CASE("basic_graph: add node defaults output key to name") {
     numgap::basic_graph g;
     const auto a = g.add_node("a");
     CHECK(a == 0);
-    CHECK(g.node(a).output_keys == std::vector<std::string>{"a"});
+    CHECK(numgap_test::as_vector(g.node(a).output_keys) == std::vector<std::string>{"a"});
     CHECK_FALSE(g.node(a).output_shapes); // no shape known yet
     CHECK_FALSE(g.output_shape(a, 0).has_value());
     CHECK(g.op_type(a).empty());
@@ -130,7 +133,7 @@ TEST_CASE("basic_graph: edges may point forward for file order") {
     const auto consumer = g.add_node("consumer");
     const auto producer = g.add_node("producer");
     g.add_edge(producer, consumer);
-    CHECK(g.producers(consumer) == std::vector<std::size_t>{producer});
+    CHECK(numgap_test::as_vector(g.producers(consumer)) == std::vector<std::size_t>{producer});
     g.set_producers(consumer, {});
     CHECK(g.producers(consumer).empty());
 }
@@ -194,5 +197,71 @@ TEST_CASE("basic_graph: replacing output keys reindexes only that node's keys") 
     }
     CHECK(many.producer_of("s4999") == 7u);
     CHECK_FALSE(many.producer_of("s4998").has_value());
+}
+
+TEST_CASE("basic_graph: agrees with a model of vectors through random edits") {
+    // The lists live in shared pools (core/list_pool.hpp) that move lists
+    // and compact: every accessor must still see each node's own lists.
+    struct model_node {
+        std::string name;
+        std::vector<std::size_t> producers;
+        std::vector<std::int64_t> handles;
+        std::vector<std::string> keys;
+    };
+    std::mt19937 rng(7);
+    const auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+    numgap::basic_graph g;
+    std::vector<model_node> model;
+    for (int step = 0; step < 6000; ++step) {
+        const std::size_t action = model.empty() ? 0 : pick(6);
+        if (action == 0) {
+            model_node node{"n" + std::to_string(model.size()), {}, {}, {}};
+            for (std::size_t k = pick(3); k > 0 && !model.empty(); --k) node.producers.push_back(pick(model.size()));
+            for (std::size_t k = pick(3); k > 0; --k) node.handles.push_back(std::int64_t(pick(100)));
+            // No keys (the default: the name), the name itself, or keys of its own.
+            const std::size_t keys = pick(3);
+            std::vector<std::string> given;
+            if (keys == 1) given = {node.name};
+            if (keys == 2) given = {node.name + ".a-long-output-key-name", node.name + ".b"};
+            g.add_node(node.name, "op", node.producers, node.handles, given);
+            node.keys = given.empty() ? std::vector<std::string>{node.name} : given;
+            model.push_back(node);
+        } else if (action == 1) {
+            const std::size_t consumer = pick(model.size()), producer = pick(model.size());
+            g.add_edge(producer, consumer);
+            model[consumer].producers.push_back(producer);
+        } else if (action == 2) {
+            const std::size_t node = pick(model.size());
+            std::vector<std::size_t> producers(pick(4));
+            for (std::size_t& producer : producers) producer = pick(model.size());
+            g.set_producers(node, producers);
+            model[node].producers = producers;
+        } else if (action == 3) {
+            const std::size_t node = pick(model.size());
+            std::vector<std::int64_t> handles(pick(4), std::int64_t(step));
+            g.set_debug_handles(node, handles);
+            model[node].handles = handles;
+        } else if (action == 4) {
+            const std::size_t node = pick(model.size());
+            std::vector<std::string> keys;
+            for (std::size_t k = pick(3); k > 0; --k)
+                keys.push_back("k" + std::to_string(step) + "_" + std::to_string(k));
+            g.set_output_keys(node, keys);
+            model[node].keys = keys;
+        } else {
+            const std::size_t node = pick(model.size());
+            if (!model[node].keys.empty()) g.set_output_shape(node, 0, {std::int64_t(step)});
+        }
+    }
+    REQUIRE(g.num_nodes() == model.size());
+    for (std::size_t i = 0; i < model.size(); ++i) {
+        CAPTURE(i);
+        CHECK(g.node_name(i) == model[i].name);
+        CHECK(numgap_test::as_vector(g.producers(i)) == model[i].producers);
+        CHECK(numgap_test::as_vector(g.debug_handles(i)) == model[i].handles);
+        CHECK(numgap_test::as_vector(g.output_keys(i)) == model[i].keys);
+        CHECK(g.find(model[i].name) == i);
+        for (const std::string& key : model[i].keys) CHECK(g.producer_of(key) == i);
+    }
 }
 } // TEST_SUITE("graph")

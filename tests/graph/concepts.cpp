@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "../core/as_vector.hpp"
 #include <numgap/graph.hpp>
 
 namespace user {
@@ -90,9 +91,10 @@ TEST_CASE("graph cpo basic graph members") {
     const auto topk = g.add_node("topk", "aten::topk", {x}, {7, 8}, {"topk.values", "topk.indices"});
     g.set_output_shape(topk, 1, {1, 5});
     CHECK(numgap::num_nodes(g) == 2);
-    CHECK(numgap::producers(g, topk) == std::vector<std::size_t>{x});
-    CHECK(numgap::debug_handles(g, topk) == std::vector<std::int64_t>{7, 8});
-    CHECK(numgap::output_keys(g, topk) == std::vector<std::string>{"topk.values", "topk.indices"});
+    CHECK(numgap_test::as_vector(numgap::producers(g, topk)) == std::vector<std::size_t>{x});
+    CHECK(numgap_test::as_vector(numgap::debug_handles(g, topk)) == std::vector<std::int64_t>{7, 8});
+    CHECK(numgap_test::as_vector(numgap::output_keys(g, topk)) ==
+          std::vector<std::string>{"topk.values", "topk.indices"});
     CHECK_FALSE(numgap::output_shape(g, topk, 0).has_value());
     CHECK(numgap::output_shape(g, topk, 1) == numgap::shape_type{1, 5});
     CHECK_FALSE(numgap::output_shape(g, topk, 9).has_value());

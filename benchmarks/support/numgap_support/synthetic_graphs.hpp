@@ -234,8 +234,8 @@ inline void shuffle_topologically(synthetic_pair& pair, std::mt19937_64& rng) {
         const auto& old_node = old_target.node(node);
         std::vector<std::size_t> inputs;
         for (auto producer : old_node.producers) inputs.push_back(new_index[producer]);
-        new_index[node] =
-            shuffled.add_node(old_node.name, old_target.op_type(node), std::move(inputs), old_node.debug_handles);
+        new_index[node] = shuffled.add_node(old_node.name, old_target.op_type(node), inputs,
+                                            {old_node.debug_handles.begin(), old_node.debug_handles.end()});
         if (const auto shape = old_target.output_shape(node, 0)) shuffled.set_output_shape(new_index[node], 0, *shape);
         for (auto consumer : consumers[node])
             if (--missing_inputs[consumer] == 0) ready.push_back(consumer);

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,7 +49,7 @@ namespace detail {
 // Gives every output of `graph` whose shape is unknown the shape `shape_of(key)` returns, if any.
 template <class ShapeOf> void fill_output_shapes(basic_graph& graph, ShapeOf&& shape_of) {
     for (std::size_t node = 0; node < graph.num_nodes(); ++node) {
-        const std::vector<std::string>& keys = graph.output_keys(node);
+        const std::span<const std::string> keys = graph.output_keys(node);
         for (std::size_t output = 0; output < keys.size(); ++output) {
             if (graph.output_shape(node, output)) continue;
             if (std::optional<shape_type> shape = shape_of(keys[output]))

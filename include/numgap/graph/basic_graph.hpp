@@ -14,18 +14,26 @@
 // the name it is asked for is ambiguous. Output keys must be unique per graph
 // only for producer_of(). A node may have no outputs (set_output_keys(i, {})).
 //
-// Complexity: add_node O(#producers + #keys) amortised; find/producer_of O(1)
-// expected. The name and key indices hold no copies of the strings
-// (core/key_index.hpp): a node costs its own fields plus ~16 bytes of index
-// per name and key; op types are kept once per distinct text (a table the
-// nodes index). Throws numgap::error (naming the node) on a producer
+// Storage: a node's producers, debug handles and output keys are lists in
+// three pools (core/list_pool.hpp), not a std::vector each, and a node whose
+// one output key is its name (the default) stores no key at all: a node of a
+// chain costs ~100 bytes, against ~270 with vectors, which is most of the
+// memory of a million-node comparison. The accessors return spans, valid
+// until the graph next changes (as references into vectors were).
+// Complexity: add_node O(#producers + #keys) amortised; add_edge amortised
+// O(1); find/producer_of O(1) expected. The name and key indices hold no
+// copies of the strings (core/key_index.hpp): ~16 bytes of index per name
+// and key; op types are kept once per distinct text (a table the nodes
+// index). Throws numgap::error (naming the node) on a producer
 // index that does not exist, an output index out of range, an ambiguous
 // lookup, or a graph of 2^31 nodes, keys or distinct op types
 // (error_kind::limit); its kind is graph and where().item the node, name or
 // key at fault.
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,31 +43,33 @@
 #include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/key_index.hpp>
+#include <numgap/core/list_pool.hpp>
 #include <numgap/graph/output_shape.hpp>
 
 namespace numgap {
 
 class basic_graph {
 public:
-    struct node_type {
-        std::string name;
-        std::vector<std::size_t> producers;
-        std::vector<std::int64_t> debug_handles;
-        std::vector<std::string> output_keys;
-        // One per output key once a shape is set; empty while none is known
-        // (a million-node graph matched by name never needs one): boxed
-        // (core/boxed.hpp), 8 bytes then.
-        boxed<std::vector<std::optional<shape_type>>> output_shapes;
-        // The node's op type as a position in the graph's table of distinct
-        // op types (op_type(i) gives the text): a graph of a million nodes
-        // has a few dozen op types, and a string each cost 32 bytes, more
-        // for names past 15 characters. 0 is the empty op.
-        std::uint32_t op_index = 0;
+    using output_shape_list = std::vector<std::optional<shape_type>>;
+    // One node as node(i) shows it: views into the graph.
+    struct node_view {
+        const std::string& name;
+        std::span<const std::size_t> producers;
+        std::span<const std::int64_t> debug_handles;
+        std::span<const std::string> output_keys;
+        // One per output key once a shape is set; nullptr while none is
+        // known (a million-node graph matched by name never needs one).
+        const output_shape_list* output_shapes;
+        // The op type's position in the graph's table of distinct op types
+        // (op_type(i) gives the text); 0 is the empty op.
+        std::uint32_t op_index;
     };
 
-    std::size_t add_node(std::string name, std::string_view op = {}, std::vector<std::size_t> producers = {},
-                         std::vector<std::int64_t> debug_handles = {}, std::vector<std::string> output_keys = {}) {
-        const std::size_t index = nodes_.size();
+    // Adds a node; no output keys means one, the name. The lists are copied.
+    std::size_t add_node(std::string name, std::string_view op = {}, const std::vector<std::size_t>& producers = {},
+                         const std::vector<std::int64_t>& debug_handles = {},
+                         const std::vector<std::string>& output_keys = {}) {
+        const std::size_t index = names_.size();
         if (index >= max_entries)
             throw error(error_kind::limit, "basic_graph: a graph of more than 2^31 - 1 nodes cannot be indexed",
                         error_location::of_item(name));
@@ -72,14 +82,21 @@ public:
                             error_location::of_item(name));
             }
         }
-        if (output_keys.empty()) output_keys.push_back(name);
+        const bool keys_are_name = output_keys.empty() || (output_keys.size() == 1 && output_keys[0] == name);
         const std::uint32_t op_index = intern_op(op);
-        nodes_.push_back(node_type{.name = std::move(name),
-                                   .producers = std::move(producers),
-                                   .debug_handles = std::move(debug_handles),
-                                   .output_keys = std::move(output_keys),
-                                   .output_shapes = {},
-                                   .op_index = op_index});
+        // The members grow by one node or none: a throw midway takes back what was added.
+        try {
+            producers_.push_list(producers.begin(), producers.end());
+            handles_.push_list(debug_handles.begin(), debug_handles.end());
+            if (keys_are_name) keys_.push_list(output_keys.end(), output_keys.end());
+            else keys_.push_list(output_keys.begin(), output_keys.end());
+            keys_are_name_.push_back(keys_are_name);
+            ops_.push_back(op_index);
+            names_.push_back(std::move(name));
+        } catch (...) {
+            shrink_to(index);
+            throw;
+        }
         index_name(index);
         index_keys(index);
         return index;
@@ -90,7 +107,7 @@ public:
         check_index(consumer, "add_edge consumer");
         check_producer(consumer, producer);
         if (producer >= consumer) index_order_is_topological_ = false;
-        nodes_[consumer].producers.push_back(producer);
+        producers_.append(consumer, producer);
     }
 
     void set_producers(std::size_t node, std::vector<std::size_t> producers) {
@@ -99,18 +116,22 @@ public:
             check_producer(node, producer);
             if (producer >= node) index_order_is_topological_ = false;
         }
-        nodes_[node].producers = std::move(producers);
+        producers_.assign(node, producers.begin(), producers.end());
     }
 
     // Replaces the output keys (an empty list makes a node without outputs);
     // shapes are reset to unknown.
     void set_output_keys(std::size_t node, std::vector<std::string> keys) {
         check_index(node, "set_output_keys");
+        // The new list goes into the pool first (the only step that may
+        // throw), as a list of its own, swapped in once the old keys are unindexed.
+        const std::size_t incoming =
+            keys_.push_list(std::make_move_iterator(keys.begin()), std::make_move_iterator(keys.end()));
         // Unindexing the old keys one by one keeps this O(#keys) (a graph
         // loader may call it for every node); a key several nodes share
         // needs the others' entries back, which only a rebuild knows.
         bool shared = false;
-        for (const std::string& key : nodes_[node].output_keys) {
+        for (const std::string& key : output_keys(node)) {
             const std::uint32_t* entry = key_index_.find(key, key_equals{this});
             if (entry == nullptr) continue;
             if (*entry & ambiguous_bit) {
@@ -119,8 +140,10 @@ public:
             }
             key_index_.erase(key, key_equals{this});
         }
-        nodes_[node].output_keys = std::move(keys);
-        nodes_[node].output_shapes.reset();
+        keys_.swap_lists(node, incoming);
+        keys_.truncate(incoming);
+        keys_are_name_[node] = false;
+        if (node < output_shapes_.size()) output_shapes_[node].reset();
         if (shared) {
             rebuild_key_index();
             return;
@@ -133,27 +156,28 @@ public:
 
     void set_output_shape(std::size_t node, std::size_t output, shape_type shape) {
         check_index(node, "set_output_shape");
-        if (output >= nodes_[node].output_keys.size()) {
+        const std::size_t outputs = output_keys(node).size();
+        if (output >= outputs) {
             throw error(error_kind::graph,
-                        "basic_graph: node '" + nodes_[node].name + "' has " +
-                            std::to_string(nodes_[node].output_keys.size()) +
+                        "basic_graph: node '" + names_[node] + "' has " + std::to_string(outputs) +
                             " outputs; cannot set the shape of output " + std::to_string(output),
-                        error_location::of_item(nodes_[node].name));
+                        error_location::of_item(names_[node]));
         }
-        boxed<std::vector<std::optional<shape_type>>>& boxed_shapes = nodes_[node].output_shapes;
-        std::vector<std::optional<shape_type>>& shapes = boxed_shapes ? *boxed_shapes : boxed_shapes.emplace();
-        shapes.resize(nodes_[node].output_keys.size());
+        // One box per node from the first shape on, 8 bytes while empty.
+        if (output_shapes_.size() <= node) output_shapes_.resize(node + 1);
+        output_shape_list& shapes = output_shapes_[node] ? *output_shapes_[node] : output_shapes_[node].emplace();
+        shapes.resize(outputs);
         shapes[output] = std::move(shape);
     }
 
     void set_op(std::size_t node, std::string_view op) {
         check_index(node, "set_op");
-        nodes_[node].op_index = intern_op(op);
+        ops_[node] = intern_op(op);
     }
 
     void set_debug_handles(std::size_t node, std::vector<std::int64_t> handles) {
         check_index(node, "set_debug_handles");
-        nodes_[node].debug_handles = std::move(handles);
+        handles_.assign(node, handles.begin(), handles.end());
     }
 
     // The node called `name`; nullopt when none; numgap::error when several.
@@ -169,37 +193,61 @@ public:
         return lookup(entry, entry == nullptr ? 0 : owner_of_key(*entry), tensor_key, "output tensor key");
     }
 
-    const node_type& node(std::size_t i) const {
-        NUMGAP_ASSERT(i < nodes_.size());
-        return nodes_[i];
+    node_view node(std::size_t i) const {
+        NUMGAP_ASSERT(i < names_.size());
+        return {names_[i],
+                producers(i),
+                debug_handles(i),
+                output_keys(i),
+                i < output_shapes_.size() && output_shapes_[i] ? &*output_shapes_[i] : nullptr,
+                ops_[i]};
     }
-    const std::vector<node_type>& nodes() const noexcept { return nodes_; }
-    bool empty() const noexcept { return nodes_.empty(); }
+    bool empty() const noexcept { return names_.empty(); }
     // True while every edge points from a lower to a higher index (always,
     // unless add_edge/set_producers made a backward edge; it then stays
     // false). numgap::topological_order uses it to skip its O(N + E) scan:
     // matching a million-node graph then never walks the edges just to
     // learn the order is 0..n-1.
     bool index_order_is_topological() const noexcept { return index_order_is_topological_; }
+    // Room for n nodes of one producer and one output key each.
     void reserve(std::size_t n) {
-        nodes_.reserve(n);
+        names_.reserve(n);
+        ops_.reserve(n);
+        keys_are_name_.reserve(n);
+        producers_.reserve(n, n);
+        handles_.reserve(n, 0);
+        keys_.reserve(n, 0);
         name_index_.reserve(n);
         key_index_.reserve(n);
         key_refs_.reserve(n);
     }
 
     // Graph customization points (see numgap/graph/concepts.hpp).
-    std::size_t num_nodes() const noexcept { return nodes_.size(); }
-    const std::vector<std::size_t>& producers(std::size_t i) const { return node(i).producers; }
-    const std::string& node_name(std::size_t i) const { return node(i).name; }
-    std::string_view op_type(std::size_t i) const { return op_types_[node(i).op_index]; }
-    const std::vector<std::int64_t>& debug_handles(std::size_t i) const {
-        return node(i).debug_handles;
+    std::size_t num_nodes() const noexcept { return names_.size(); }
+    std::span<const std::size_t> producers(std::size_t i) const {
+        NUMGAP_ASSERT(i < names_.size());
+        return producers_.get(i);
     }
-    const std::vector<std::string>& output_keys(std::size_t i) const { return node(i).output_keys; }
+    const std::string& node_name(std::size_t i) const {
+        NUMGAP_ASSERT(i < names_.size());
+        return names_[i];
+    }
+    std::string_view op_type(std::size_t i) const {
+        NUMGAP_ASSERT(i < names_.size());
+        return op_types_[ops_[i]];
+    }
+    std::span<const std::int64_t> debug_handles(std::size_t i) const {
+        NUMGAP_ASSERT(i < names_.size());
+        return handles_.get(i);
+    }
+    // The default (the name) is the name itself, not a copy.
+    std::span<const std::string> output_keys(std::size_t i) const {
+        NUMGAP_ASSERT(i < names_.size());
+        return keys_are_name_[i] ? std::span<const std::string>(&names_[i], 1) : keys_.get(i);
+    }
     std::optional<shape_type> output_shape(std::size_t i, std::size_t k) const {
-        const auto& shapes = node(i).output_shapes;
-        return shapes && k < shapes->size() ? (*shapes)[k] : std::nullopt;
+        const output_shape_list* shapes = node(i).output_shapes;
+        return shapes != nullptr && k < shapes->size() ? (*shapes)[k] : std::nullopt;
     }
 
 private:
@@ -214,19 +262,19 @@ private:
     };
 
     void check_index(std::size_t node, const char* what) const {
-        if (node >= nodes_.size()) {
+        if (node >= names_.size()) {
             throw error(error_kind::graph, std::string("basic_graph: ") + what + ": node index " +
                                                std::to_string(node) + " does not exist (the graph has " +
-                                               std::to_string(nodes_.size()) + " nodes)");
+                                               std::to_string(names_.size()) + " nodes)");
         }
     }
     void check_producer(std::size_t consumer, std::size_t producer) const {
-        if (producer >= nodes_.size()) {
+        if (producer >= names_.size()) {
             throw error(error_kind::graph,
-                        "basic_graph: node '" + nodes_[consumer].name + "' (index " + std::to_string(consumer) +
+                        "basic_graph: node '" + names_[consumer] + "' (index " + std::to_string(consumer) +
                             ") lists producer index " + std::to_string(producer) +
-                            ", which does not exist (the graph has " + std::to_string(nodes_.size()) + " nodes)",
-                        error_location::of_item(nodes_[consumer].name));
+                            ", which does not exist (the graph has " + std::to_string(names_.size()) + " nodes)",
+                        error_location::of_item(names_[consumer]));
         }
     }
 
@@ -234,14 +282,14 @@ private:
     struct name_equals {
         const basic_graph* graph;
         bool operator()(std::uint32_t payload, std::string_view name) const {
-            return graph->nodes_[payload & ~ambiguous_bit].name == name;
+            return graph->names_[payload & ~ambiguous_bit] == name;
         }
     };
     struct key_equals {
         const basic_graph* graph;
         bool operator()(std::uint32_t payload, std::string_view key) const {
             const key_ref& ref = graph->key_refs_[payload & ~ambiguous_bit];
-            return graph->nodes_[ref.node].output_keys[ref.output] == key;
+            return graph->output_keys(ref.node)[ref.output] == key;
         }
     };
     std::size_t owner_of_key(std::uint32_t payload) const { return key_refs_[payload & ~ambiguous_bit].node; }
@@ -270,15 +318,15 @@ private:
     }
 
     void index_name(std::size_t node) {
-        const auto [entry, inserted] = name_index_.insert(nodes_[node].name, std::uint32_t(node), name_equals{this});
+        const auto [entry, inserted] = name_index_.insert(names_[node], std::uint32_t(node), name_equals{this});
         if (!inserted) *entry |= ambiguous_bit;
     }
     void index_keys(std::size_t node) {
-        const std::vector<std::string>& keys = nodes_[node].output_keys;
+        const std::span<const std::string> keys = output_keys(node);
         for (std::size_t output = 0; output < keys.size(); ++output) {
             if (key_refs_.size() >= max_entries)
                 throw error(error_kind::limit, "basic_graph: more than 2^31 - 1 output keys cannot be indexed",
-                            error_location::of_item(nodes_[node].name));
+                            error_location::of_item(names_[node]));
             const auto [entry, inserted] =
                 key_index_.insert(keys[output], std::uint32_t(key_refs_.size()), key_equals{this});
             if (inserted) key_refs_.push_back({std::uint32_t(node), std::uint32_t(output)});
@@ -289,7 +337,17 @@ private:
     void rebuild_key_index() {
         key_index_.clear();
         key_refs_.clear();
-        for (std::size_t i = 0; i < nodes_.size(); ++i) index_keys(i);
+        for (std::size_t i = 0; i < names_.size(); ++i) index_keys(i);
+    }
+
+    // Takes back a node add_node had begun: every member down to `count` nodes.
+    void shrink_to(std::size_t count) noexcept {
+        producers_.truncate(count);
+        handles_.truncate(count);
+        keys_.truncate(count);
+        if (keys_are_name_.size() > count) keys_are_name_.resize(count);
+        if (ops_.size() > count) ops_.resize(count);
+        if (names_.size() > count) names_.resize(count);
     }
 
     static std::optional<std::size_t> lookup(const std::uint32_t* entry, std::size_t owner, std::string_view key,
@@ -304,7 +362,16 @@ private:
         return owner;
     }
 
-    std::vector<node_type> nodes_;
+    // Node i is position i of each: names_, ops_ (positions in op_types_),
+    // list i of each pool, keys_are_name_ (output keys are {name}: its key
+    // list is empty and unused), and output_shapes_ once a shape is set.
+    std::vector<std::string> names_;
+    std::vector<std::uint32_t> ops_;
+    detail::list_pool<std::size_t> producers_{"producers"};
+    detail::list_pool<std::int64_t> handles_{"debug handles"};
+    detail::list_pool<std::string> keys_{"output keys"};
+    std::vector<bool> keys_are_name_;
+    std::vector<boxed<output_shape_list>> output_shapes_;
     bool index_order_is_topological_ = true;
     detail::key_index name_index_;
     detail::key_index key_index_;
