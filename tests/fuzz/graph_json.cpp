@@ -47,7 +47,9 @@ std::uint64_t hash_of(std::string_view text) {
 
 // What a backend does to a graph, chosen by `choice`.
 numgap::io::run_manifest mutated(numgap::io::run_manifest manifest, std::uint64_t choice) {
-    auto& nodes = manifest.nodes;
+    // Edited as node_specs, then put back into the manifest's table.
+    std::vector<numgap::io::node_spec> nodes;
+    for (std::size_t i = 0; i < manifest.nodes.size(); ++i) nodes.push_back(manifest.nodes[i]);
     if (nodes.empty()) return manifest;
     const std::size_t at = std::size_t(choice % nodes.size());
     switch ((choice >> 16) % 4) {
@@ -59,6 +61,8 @@ numgap::io::run_manifest mutated(numgap::io::run_manifest manifest, std::uint64_
             for (std::int64_t& handle : node.debug_handles) handle += 1;
         break;
     }
+    manifest.nodes.clear();
+    for (const numgap::io::node_spec& node : nodes) manifest.nodes.push_back(node);
     return manifest;
 }
 

@@ -81,45 +81,56 @@ basic_graph run_graph_nodes(const io::run_manifest& manifest, const KeyRange& te
     // Indices over the manifest's own strings, which outlive this call: no
     // key is copied (a million-node run has a million names and keys).
     // Payloads index `names` and `keys`.
+    const io::node_table& nodes = manifest.nodes;
     std::vector<std::string_view> names, keys;
     std::vector<std::size_t> producer_of_key; // graph node of keys[i]
-    names.reserve(manifest.nodes.size());
-    keys.reserve(manifest.nodes.size());
-    producer_of_key.reserve(manifest.nodes.size());
-    detail::positional_key_index name_positions([&](std::size_t i) { return names[i]; }, manifest.nodes.size());
-    detail::positional_key_index key_positions([&](std::size_t i) { return keys[i]; }, manifest.nodes.size());
+    names.reserve(nodes.size());
+    keys.reserve(nodes.size());
+    producer_of_key.reserve(nodes.size());
+    detail::positional_key_index name_positions([&](std::size_t i) { return names[i]; }, nodes.size());
+    detail::positional_key_index key_positions([&](std::size_t i) { return keys[i]; }, nodes.size());
     const auto add_name = [&](std::string_view name) {
         if (names.size() >= detail::max_key_positions || keys.size() >= detail::max_key_positions)
             throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 nodes cannot be built");
         if (name_positions.insert(name, names.size()).second) names.push_back(name);
     };
     const auto name_taken = [&](std::string_view name) { return name_positions.find(name).has_value(); };
-    for (const io::node_spec& node : manifest.nodes) add_name(node.name);
+    for (std::size_t node = 0; node < nodes.size(); ++node) add_name(nodes.name(node));
     // Input nodes' names are made here; a deque never moves them.
     std::deque<std::string> input_names;
-    graph.reserve(manifest.nodes.size());
-    for (const io::node_spec& node : manifest.nodes) {
-        std::vector<std::size_t> producer_indices;
-        for (const std::string& input : node.inputs) {
+    graph.reserve(nodes.size());
+    // Reused for every node: the graph copies them.
+    std::vector<std::size_t> producer_indices;
+    std::vector<std::int64_t> handles;
+    std::vector<std::string> outputs;
+    for (std::size_t node = 0; node < nodes.size(); ++node) {
+        producer_indices.clear();
+        for (const std::string_view input : nodes.inputs(node)) {
             std::optional<std::uint32_t> found = key_positions.find(input);
             if (!found) {
                 // Producers come first in graph.json, so an unknown key here is a graph input.
-                std::string name = input;
-                if (name_taken(name)) name = "input:" + input;
-                for (int suffix = 2; name_taken(name); ++suffix) name = "input:" + input + "#" + std::to_string(suffix);
+                std::string name(input);
+                if (name_taken(name)) name = "input:" + std::string(input);
+                for (int suffix = 2; name_taken(name); ++suffix)
+                    name = "input:" + std::string(input) + "#" + std::to_string(suffix);
                 input_names.push_back(name);
                 add_name(input_names.back());
-                const std::size_t index = graph.add_node(std::move(name), "input", {}, {}, {input});
+                const std::size_t index = graph.add_node(std::move(name), "input", {}, {}, {std::string(input)});
                 keys.push_back(input);
                 producer_of_key.push_back(index);
                 found = key_positions.insert(input, keys.size() - 1).first;
             }
             producer_indices.push_back(producer_of_key[*found]);
         }
+        const auto node_handles = nodes.debug_handles(node);
+        handles.assign(node_handles.begin(), node_handles.end());
+        const auto node_outputs = nodes.outputs(node);
+        outputs.resize(node_outputs.size());
+        for (std::size_t k = 0; k < outputs.size(); ++k) outputs[k] = node_outputs[k];
         const std::size_t index =
-            graph.add_node(node.name, node.op, std::move(producer_indices), node.debug_handles, node.outputs);
-        if (node.outputs.empty()) graph.set_output_keys(index, {});
-        for (const std::string& output : node.outputs) {
+            graph.add_node(std::string(nodes.name(node)), nodes.op(node), producer_indices, handles, outputs);
+        if (outputs.empty()) graph.set_output_keys(index, {});
+        for (const std::string_view output : node_outputs) {
             if (keys.size() >= detail::max_key_positions)
                 throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 tensors cannot be built");
             if (!key_positions.insert(output, keys.size()).second) continue;

@@ -42,6 +42,7 @@
 #include <numgap/core/boxed.hpp>
 #include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
+#include <numgap/core/interned_texts.hpp>
 #include <numgap/core/key_index.hpp>
 #include <numgap/core/list_pool.hpp>
 #include <numgap/graph/output_shape.hpp>
@@ -293,28 +294,8 @@ private:
         }
     };
     std::size_t owner_of_key(std::uint32_t payload) const { return key_refs_[payload & ~ambiguous_bit].node; }
-    struct op_equals {
-        const basic_graph* graph;
-        bool operator()(std::uint32_t payload, std::string_view op) const { return graph->op_types_[payload] == op; }
-    };
-
-    // The position of `op` in op_types_, added if new.
     std::uint32_t intern_op(std::string_view op) {
-        if (op.empty()) return 0;
-        if (const std::uint32_t* known = op_index_.find(op, op_equals{this})) return *known;
-        if (op_types_.size() >= max_entries)
-            throw error(error_kind::limit, "basic_graph: more than 2^31 - 1 distinct op types cannot be indexed",
-                        error_location::of_item(std::string(op)));
-        // The text is stored first: the index must never hold a position the
-        // table lacks. `op` may view a string of the table itself (set_op(i,
-        // op_type(j))), which the growth can move: the index reads the copy.
-        op_types_.emplace_back(op);
-        try {
-            return *op_index_.insert(op_types_.back(), std::uint32_t(op_types_.size() - 1), op_equals{this}).first;
-        } catch (...) {
-            op_types_.pop_back();
-            throw;
-        }
+        return op_types_.intern(op, "basic_graph: more than 2^31 - 1 distinct op types cannot be indexed");
     }
 
     void index_name(std::size_t node) {
@@ -376,8 +357,7 @@ private:
     detail::key_index name_index_;
     detail::key_index key_index_;
     std::vector<key_ref> key_refs_; // payloads of key_index_
-    std::vector<std::string> op_types_{std::string()}; // distinct op types; 0 is the empty op
-    detail::key_index op_index_;                       // op type -> position in op_types_
+    detail::interned_texts op_types_; // distinct op types; 0 is the empty op
 };
 
 } // namespace numgap

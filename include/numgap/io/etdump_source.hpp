@@ -84,7 +84,8 @@ inline opened_run_source open_etdump_files(file_descriptor etdump, const std::fi
     opened_run_source opened;
     opened.total_bytes = tensors.total_bytes();
     opened.manifest.has_graph = true;
-    opened.manifest.nodes = tensors.nodes();
+    opened.manifest.nodes.reserve(tensors.nodes().size());
+    for (const node_spec& node : tensors.nodes()) opened.manifest.nodes.push_back(node);
     std::vector<tensor_spec> specs;
     for (const etdump_tensors::entry& entry : tensors.entries()) {
         tensor_spec spec;

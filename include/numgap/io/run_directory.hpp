@@ -76,7 +76,7 @@ public:
     // built its graph from it (run_graph) and needs only the tensors now: a
     // few hundred bytes a node the comparison never reads (~0.4 GB for two
     // runs of a million nodes). has_graph and the tensors are unchanged.
-    void release_nodes() noexcept { std::vector<node_spec>().swap(manifest_.nodes); }
+    void release_nodes() noexcept { manifest_.nodes.clear(); }
     // What open() chose or inferred that the user did not say, one sentence
     // each (e.g. which runner of a Polygraphy file was read); the CLI prints them.
     const std::vector<std::string>& notes() const noexcept { return notes_; }

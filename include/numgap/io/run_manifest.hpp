@@ -79,16 +79,11 @@
 #include <numgap/core/key_index.hpp>
 #include <numgap/core/segmented_view.hpp>
 #include <numgap/io/json.hpp>
+#include <numgap/io/node_table.hpp>
 
 namespace numgap::io {
 
 inline constexpr int run_format_version = 1;
-
-struct node_spec {
-    std::string name, op;
-    std::vector<std::string> inputs, outputs; // outputs default to {name}
-    std::vector<std::int64_t> debug_handles;
-};
 
 struct tensor_spec {
     std::string key;
@@ -148,7 +143,7 @@ inline std::vector<std::int64_t> reference_order_shape(const tensor_spec& spec,
 }
 
 struct run_manifest {
-    std::vector<node_spec> nodes;
+    node_table nodes; // outputs default to {name}
     // Sorted by key (parse_run_manifest and run_directory keep it so): find_tensor
     // binary-searches, O(log n). Code that edits the vector must keep the order.
     // An opened run lists here the tensors graph.json describes and those of
@@ -174,7 +169,7 @@ private:
     // The node names read so far, indexed by position in manifest.nodes.
     struct name_of_node {
         const run_manifest* manifest;
-        const std::string& operator()(std::size_t i) const { return manifest->nodes[i].name; }
+        std::string_view operator()(std::size_t i) const { return manifest->nodes.name(i); }
     };
     using node_names = numgap::detail::positional_key_index<name_of_node>;
     static node_names node_names_of(const run_manifest& manifest, std::size_t expected = 0) {
@@ -232,6 +227,7 @@ public:
                 try {
                     manifest.nodes.reserve(manifest.nodes.size() + expected);
                 } catch (const std::bad_alloc&) {
+                } catch (const numgap::error&) { // a guess past a pool's limits: grown as read instead
                 }
                 node_names index_of_name = node_names_of(manifest, std::min<std::size_t>(expected, 1 << 22));
                 stream.read_array(2, [&] { read_streamed_node(stream, manifest, index_of_name); });
@@ -357,7 +353,7 @@ private:
                                        "\"debug_handles\" or \"metadata\")");
         }
         if (!has_outputs) node.outputs = {node.name};
-        manifest.nodes.push_back(std::move(node));
+        manifest.nodes.push_back(node);
     }
 
     // A node read straight from the stream, without a tree of it (a tree
@@ -405,7 +401,7 @@ private:
             throw needs_tree{};
         if (!index_of_name.insert(node.name, manifest.nodes.size()).second) throw needs_tree{};
         if (!has_outputs) node.outputs = {node.name};
-        manifest.nodes.push_back(std::move(node));
+        manifest.nodes.push_back(node);
     }
 
     // Producers before consumers, and one producer per tensor. Read
@@ -421,14 +417,12 @@ private:
         // index compares against the manifest's own strings.
         std::vector<std::pair<std::size_t, std::size_t>> produced;
         produced.reserve(manifest.nodes.size());
+        const node_table& nodes = manifest.nodes;
         numgap::detail::positional_key_index producer(
-            [&](std::size_t i) -> const std::string& {
-                return manifest.nodes[produced[i].first].outputs[produced[i].second];
-            },
-            manifest.nodes.size());
-        for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
-            for (std::size_t k = 0; k < manifest.nodes[i].outputs.size(); ++k) {
-                const std::string& output = manifest.nodes[i].outputs[k];
+            [&](std::size_t i) { return nodes.outputs(produced[i].first)[produced[i].second]; }, nodes.size());
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            for (std::size_t k = 0; k < nodes.outputs(i).size(); ++k) {
+                const std::string_view output = nodes.outputs(i)[k];
                 if (produced.size() >= numgap::detail::max_key_positions)
                     throw error(error_kind::limit, std::string(file_name_) + ": more than 2^31 - 1 output keys",
                                 error_location::in_file(std::string(file_name_)));
@@ -438,21 +432,21 @@ private:
                     continue;
                 }
                 fail(node_values_.empty() ? nullptr : node_values_[i],
-                     "node '" + manifest.nodes[i].name + "': tensor '" + output + "' is already an output of node '" +
-                         manifest.nodes[produced[where].first].name + "'",
-                     error_kind::graph, manifest.nodes[i].name);
+                     "node '" + std::string(nodes.name(i)) + "': tensor '" + std::string(output) +
+                         "' is already an output of node '" + std::string(nodes.name(produced[where].first)) + "'",
+                     error_kind::graph, std::string(nodes.name(i)));
             }
-        for (std::size_t i = 0; i < manifest.nodes.size(); ++i)
-            for (const std::string& input : manifest.nodes[i].inputs) {
+        for (std::size_t i = 0; i < nodes.size(); ++i)
+            for (const std::string_view input : nodes.inputs(i)) {
                 const std::optional<std::uint32_t> where = producer.find(input);
                 const std::size_t producer_node = where ? produced[*where].first : 0;
                 if (where && producer_node >= i)
                     fail(node_values_.empty() ? nullptr : node_values_[i],
-                         "node '" + manifest.nodes[i].name + "' reads tensor '" + input + "', which node '" +
-                             manifest.nodes[producer_node].name + "' produces " +
+                         "node '" + std::string(nodes.name(i)) + "' reads tensor '" + std::string(input) +
+                             "', which node '" + std::string(nodes.name(producer_node)) + "' produces " +
                              (producer_node == i ? "itself" : "later in the list") +
                              " (nodes must be listed producers before consumers)",
-                         error_kind::graph, manifest.nodes[i].name);
+                         error_kind::graph, std::string(nodes.name(i)));
             }
     }
 

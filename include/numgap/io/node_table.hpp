@@ -1,0 +1,178 @@
+#pragma once
+// numgap::io::node_table: graph.json's nodes (run_manifest::nodes), kept
+// compactly: every name, input and output in one character arena, each
+// node's lists in shared pools (core/list_pool.hpp), op types once per
+// distinct text, and no output list for a node whose one output is its name
+// (graph.json's default). A node of a chain costs ~75 bytes, against ~265 as
+// a node_spec of strings and vectors; a million-node graph.json is read into
+// both runs' tables before either graph is built.
+//
+// push_back(node_spec) adds a node; name(i), op(i), inputs(i), outputs(i)
+// and debug_handles(i) view it (string_views and spans, valid until the
+// table next changes); operator[](i) copies one node out whole as a
+// node_spec (for callers that want one, and tests). A node_spec given no
+// outputs by its maker keeps none: the table stores what it is given (the
+// graph.json reader fills in {name} itself).
+// Complexity: push_back O(text + lists) amortised; views O(1); operator[]
+// O(node). Throws numgap::error (error_kind::limit) past 2^31 - 1 nodes or
+// 4 GiB of text; std::bad_alloc.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <numgap/core/error.hpp>
+#include <numgap/core/interned_texts.hpp>
+#include <numgap/core/key_index.hpp>
+#include <numgap/core/list_pool.hpp>
+
+namespace numgap::io {
+
+struct node_spec {
+    std::string name, op;
+    std::vector<std::string> inputs, outputs; // graph.json's reader defaults outputs to {name}
+    std::vector<std::int64_t> debug_handles;
+};
+
+class node_table {
+    // Where a text lives in the arena.
+    struct text_ref {
+        std::uint32_t offset = 0, size = 0;
+    };
+
+public:
+    // A node's inputs or outputs: a range of std::string_view with size()
+    // and [] (hand-written: clang 14 cannot use libstdc++'s transform_view).
+    class text_list {
+    public:
+        class iterator {
+        public:
+            using value_type = std::string_view;
+            using difference_type = std::ptrdiff_t;
+            iterator() = default;
+            iterator(const text_ref* at, const char* arena) : at_(at), arena_(arena) {}
+            std::string_view operator*() const noexcept { return {arena_ + at_->offset, at_->size}; }
+            iterator& operator++() noexcept {
+                ++at_;
+                return *this;
+            }
+            iterator operator++(int) noexcept {
+                iterator before = *this;
+                ++at_;
+                return before;
+            }
+            bool operator==(const iterator& other) const noexcept { return at_ == other.at_; }
+
+        private:
+            const text_ref* at_ = nullptr;
+            const char* arena_ = nullptr;
+        };
+
+        text_list(std::span<const text_ref> refs, const char* arena) : refs_(refs), arena_(arena) {}
+        std::size_t size() const noexcept { return refs_.size(); }
+        bool empty() const noexcept { return refs_.empty(); }
+        std::string_view operator[](std::size_t i) const noexcept { return {arena_ + refs_[i].offset, refs_[i].size}; }
+        iterator begin() const noexcept { return {refs_.data(), arena_}; }
+        iterator end() const noexcept { return {refs_.data() + refs_.size(), arena_}; }
+
+    private:
+        std::span<const text_ref> refs_;
+        const char* arena_;
+    };
+
+    std::size_t size() const noexcept { return names_.size(); }
+    bool empty() const noexcept { return names_.empty(); }
+
+    std::string_view name(std::size_t i) const noexcept { return {chars_.data() + names_[i].offset, names_[i].size}; }
+    std::string_view op(std::size_t i) const noexcept { return ops_texts_[ops_[i]]; }
+    text_list inputs(std::size_t i) const { return texts(inputs_.get(i)); }
+    text_list outputs(std::size_t i) const {
+        return outputs_are_name_[i] ? texts(std::span<const text_ref>(&names_[i], 1)) : texts(outputs_.get(i));
+    }
+    std::span<const std::int64_t> debug_handles(std::size_t i) const noexcept { return handles_.get(i); }
+
+    // Node i copied out whole.
+    node_spec operator[](std::size_t i) const {
+        node_spec node{std::string(name(i)), std::string(op(i)), {}, {}, {}};
+        for (std::string_view input : inputs(i)) node.inputs.emplace_back(input);
+        for (std::string_view output : outputs(i)) node.outputs.emplace_back(output);
+        node.debug_handles.assign(debug_handles(i).begin(), debug_handles(i).end());
+        return node;
+    }
+
+    // Room for `nodes` nodes of one input each.
+    void reserve(std::size_t nodes) {
+        names_.reserve(nodes);
+        ops_.reserve(nodes);
+        outputs_are_name_.reserve(nodes);
+        inputs_.reserve(nodes, nodes);
+        outputs_.reserve(nodes, 0);
+        handles_.reserve(nodes, 0);
+    }
+
+    void push_back(const node_spec& node) {
+        const std::size_t index = names_.size();
+        if (index >= numgap::detail::max_key_positions)
+            throw error(error_kind::limit, "graph.json: more than 2^31 - 1 nodes", error_location::of_item(node.name));
+        const bool outputs_are_name = node.outputs.size() == 1 && node.outputs[0] == node.name;
+        // Every member grows by one node or none: a throw midway takes back what was added.
+        const std::size_t chars = chars_.size();
+        try {
+            const std::uint32_t op = ops_texts_.intern(node.op, "graph.json: more than 2^31 - 1 distinct ops");
+            const text_ref name = store(node.name);
+            std::vector<text_ref>& refs = scratch_;
+            refs.clear();
+            for (const std::string& input : node.inputs) refs.push_back(store(input));
+            inputs_.push_list(refs.begin(), refs.end());
+            refs.clear();
+            if (!outputs_are_name)
+                for (const std::string& output : node.outputs) refs.push_back(store(output));
+            outputs_.push_list(refs.begin(), refs.end());
+            handles_.push_list(node.debug_handles.begin(), node.debug_handles.end());
+            outputs_are_name_.push_back(outputs_are_name);
+            ops_.push_back(op);
+            names_.push_back(name);
+        } catch (...) {
+            inputs_.truncate(index);
+            outputs_.truncate(index);
+            handles_.truncate(index);
+            outputs_are_name_.resize(index);
+            ops_.resize(index);
+            chars_.resize(chars);
+            throw;
+        }
+    }
+
+    // Frees every node (run_directory::release_nodes).
+    void clear() noexcept { *this = node_table(); }
+
+private:
+    text_list texts(std::span<const text_ref> refs) const { return text_list(refs, chars_.data()); }
+
+    text_ref store(std::string_view text) {
+        if (text.size() > max_chars - chars_.size())
+            throw error(error_kind::limit, "graph.json: more than 4 GiB of node names, inputs and outputs");
+        const text_ref ref{std::uint32_t(chars_.size()), std::uint32_t(text.size())};
+        chars_.append(text);
+        return ref;
+    }
+
+    static constexpr std::size_t max_chars = 0xffffffffu;
+
+    // Node i is position i of names_, ops_ (positions in ops_texts_),
+    // outputs_are_name_, and list i of each pool.
+    std::string chars_;
+    std::vector<text_ref> names_;
+    std::vector<std::uint32_t> ops_;
+    numgap::detail::interned_texts ops_texts_;
+    numgap::detail::list_pool<text_ref> inputs_{"inputs"};
+    numgap::detail::list_pool<text_ref> outputs_{"outputs"};
+    numgap::detail::list_pool<std::int64_t> handles_{"debug handles"};
+    std::vector<bool> outputs_are_name_;
+    std::vector<text_ref> scratch_; // push_back's lists before they go into a pool
+};
+
+} // namespace numgap::io

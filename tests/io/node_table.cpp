@@ -1,0 +1,88 @@
+// Pins down io::node_table against the node_specs it was given: names, ops
+// (repeated and distinct), inputs, outputs (none, the name alone, others,
+// the name among others), debug handles, for a few thousand random nodes;
+// copies stay independent; clear() empties the table; views are the
+// table's own text (an output list that is the name is the name).
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <numgap/io/node_table.hpp>
+
+namespace node_table_test {
+std::vector<std::string> as_strings(const numgap::io::node_table::text_list& texts) {
+    std::vector<std::string> strings;
+    for (const std::string_view text : texts) strings.emplace_back(text);
+    return strings;
+}
+
+void check_node(const numgap::io::node_table& table, std::size_t i, const numgap::io::node_spec& expected) {
+    CAPTURE(i);
+    CHECK(table.name(i) == expected.name);
+    CHECK(table.op(i) == expected.op);
+    CHECK(as_strings(table.inputs(i)) == expected.inputs);
+    CHECK(as_strings(table.outputs(i)) == expected.outputs);
+    CHECK(std::vector<std::int64_t>(table.debug_handles(i).begin(), table.debug_handles(i).end()) ==
+          expected.debug_handles);
+    const numgap::io::node_spec copied = table[i];
+    CHECK(copied.name == expected.name);
+    CHECK(copied.op == expected.op);
+    CHECK(copied.inputs == expected.inputs);
+    CHECK(copied.outputs == expected.outputs);
+    CHECK(copied.debug_handles == expected.debug_handles);
+}
+} // namespace node_table_test
+
+TEST_SUITE("io") {
+TEST_CASE("node_table: every node reads back as the node_spec it was given") {
+    std::mt19937 rng(11);
+    const auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
+    const std::vector<std::string> ops = {"", "aten.add.Tensor", "aten.scaled_dot_product_attention.default"};
+    numgap::io::node_table table;
+    std::vector<numgap::io::node_spec> given;
+    for (std::size_t i = 0; i < 3000; ++i) {
+        numgap::io::node_spec node;
+        // Short names (in a string's own buffer) and long ones; an empty input text too.
+        node.name = i % 3 == 0 ? "n" + std::to_string(i) : "model.layers." + std::to_string(i) + ".self_attn.q_proj";
+        node.op = i % 11 == 0 ? "custom_op_" + std::to_string(i) : ops[pick(ops.size())];
+        for (std::size_t k = pick(4); k > 0; --k)
+            node.inputs.push_back(pick(10) == 0 ? "" : "t" + std::to_string(pick(5000)));
+        switch (pick(4)) {
+        case 0: break; // no outputs
+        case 1: node.outputs = {node.name}; break;
+        case 2: node.outputs = {node.name + ".0", node.name + ".1"}; break;
+        case 3: node.outputs = {"first", node.name}; break;
+        }
+        for (std::size_t k = pick(3); k > 0; --k) node.debug_handles.push_back(std::int64_t(pick(1000)) - 500);
+        table.push_back(node);
+        given.push_back(node);
+    }
+    REQUIRE(table.size() == given.size());
+    for (std::size_t i = 0; i < given.size(); ++i) node_table_test::check_node(table, i, given[i]);
+
+    numgap::io::node_table copy = table;
+    copy.clear();
+    CHECK(copy.empty());
+    copy.push_back(given[5]);
+    node_table_test::check_node(copy, 0, given[5]);
+    node_table_test::check_node(table, 5, given[5]); // the original is untouched
+    CHECK(table.size() == given.size());
+}
+
+TEST_CASE("node_table: the views are the table's own text") {
+    numgap::io::node_table table;
+    table.push_back({"relu", "aten.relu.default", {"x"}, {"relu"}, {7}});
+    table.push_back({"add", "aten.relu.default", {"relu", "x"}, {}, {}});
+    // An output list that is the name alone is the name's own text, not a copy.
+    CHECK(table.outputs(0)[0].data() == table.name(0).data());
+    CHECK(table.outputs(1).empty());                 // given none: none (graph.json's reader gives {name} itself)
+    CHECK(table.op(0).data() == table.op(1).data()); // one text per distinct op
+    CHECK(table.inputs(1).size() == 2);
+    CHECK(table.inputs(1)[1] == "x");
+}
+} // TEST_SUITE("io")
