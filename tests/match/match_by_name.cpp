@@ -15,6 +15,7 @@
 
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/match/common_name_normalizer.hpp>
+#include <numgap/match/detail/match_context.hpp>
 #include <numgap/match/match_by_name.hpp>
 
 #include <numgap_support/synthetic_graphs.hpp>
@@ -23,6 +24,12 @@
 #include "group_of.hpp"
 
 using numgap_match_test::group_of;
+
+// basic_graph returns spans into itself: the matchers must still treat its
+// names and output keys as kept by the graph (prefetched, copied without a
+// temporary string), or million-node matching silently slows down.
+static_assert(numgap::detail::stable_attribute<numgap::detail::node_attribute::name, numgap::basic_graph>);
+static_assert(numgap::detail::match_side<numgap::basic_graph>::stable_output_keys);
 
 TEST_SUITE("match") {
 TEST_CASE("match_by_name: one to one") {

@@ -25,30 +25,34 @@ public:
     std::uint32_t intern(std::string_view text, const char* limit_message) {
         if (text.empty()) return 0;
         if (const std::uint32_t* known = index_.find(text, equals{this})) return *known;
-        if (texts_.size() >= max_key_positions)
+        if (texts_.size() + 1 >= max_key_positions)
             throw error(error_kind::limit, limit_message, error_location::of_item(std::string(text)));
         // The text is stored first: the index must never hold a position the
         // table lacks. `text` may view a string of the table itself, which the
         // growth can move: the index reads the copy.
         texts_.emplace_back(text);
         try {
-            return *index_.insert(texts_.back(), std::uint32_t(texts_.size() - 1), equals{this}).first;
+            return *index_.insert(texts_.back(), std::uint32_t(texts_.size()), equals{this}).first;
         } catch (...) {
             texts_.pop_back();
             throw;
         }
     }
 
-    std::string_view operator[](std::uint32_t position) const noexcept { return texts_[position]; }
-    std::size_t size() const noexcept { return texts_.size(); }
+    std::string_view operator[](std::uint32_t position) const noexcept {
+        return position == 0 ? std::string_view() : std::string_view(texts_[position - 1]);
+    }
+    std::size_t size() const noexcept { return texts_.size() + 1; }
 
 private:
     struct equals {
         const interned_texts* table;
-        bool operator()(std::uint32_t payload, std::string_view text) const { return table->texts_[payload] == text; }
+        bool operator()(std::uint32_t payload, std::string_view text) const { return (*table)[payload] == text; }
     };
 
-    std::vector<std::string> texts_{std::string()};
+    // Position p > 0 is texts_[p - 1]: a table holds no block until a text
+    // is added (a cleared node table allocates nothing).
+    std::vector<std::string> texts_;
     key_index index_;
 };
 

@@ -227,7 +227,6 @@ public:
                 try {
                     manifest.nodes.reserve(manifest.nodes.size() + expected);
                 } catch (const std::bad_alloc&) {
-                } catch (const numgap::error&) { // a guess past a pool's limits: grown as read instead
                 }
                 node_names index_of_name = node_names_of(manifest, std::min<std::size_t>(expected, 1 << 22));
                 stream.read_array(2, [&] { read_streamed_node(stream, manifest, index_of_name); });

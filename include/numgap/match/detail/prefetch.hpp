@@ -11,8 +11,8 @@
 // in a node struct: that struct) about 2·d nodes ahead, then its last element
 // (the heap block) about d ahead, when the first has arrived.
 // Only a hint: no effect on results; a no-op for attributes a graph returns
-// by value (computing them twice would cost more than the miss) or that are
-// not contiguous, and on compilers without __builtin_prefetch.
+// as owned values (computing them twice would cost more than the miss) or
+// that are not contiguous, and on compilers without __builtin_prefetch.
 //
 // Kept where it measured a gain, dropped where it did not
 // (benchmarks/match.cpp, Release, 10^6 nodes, each site switched off alone
@@ -46,16 +46,23 @@ decltype(auto) attribute_of(const G& graph, std::size_t node) {
     else return numgap::output_keys(graph, node);
 }
 
-// Whether the graph keeps the attribute (the customization returns a
-// reference), so that touching it early is free and views into it stay valid.
 template <node_attribute Attribute, class G>
-inline constexpr bool stable_attribute =
-    std::is_lvalue_reference_v<decltype(attribute_of<Attribute>(std::declval<const G&>(), std::size_t{}))>;
+using attribute_type = decltype(attribute_of<Attribute>(std::declval<const G&>(), std::size_t{}));
 
-// Stage one: the container object.
+// Whether the graph keeps the attribute: the customization returns a
+// reference to it, or a view into it (a borrowed range, such as the spans
+// basic_graph returns), so that touching it early is free and views into it
+// stay valid.
+template <node_attribute Attribute, class G>
+inline constexpr bool stable_attribute = std::is_lvalue_reference_v<attribute_type<Attribute, G>> ||
+                                         std::ranges::borrowed_range<attribute_type<Attribute, G>>;
+
+// Stage one: the container object (a view has none to fetch: it is made
+// from the graph's arrays when asked for).
 template <node_attribute Attribute, class G>
 void prefetch_attribute_container(const G& graph, std::size_t node) noexcept {
-    if constexpr (stable_attribute<Attribute, G>) prefetch(std::addressof(attribute_of<Attribute>(graph, node)));
+    if constexpr (std::is_lvalue_reference_v<attribute_type<Attribute, G>>)
+        prefetch(std::addressof(attribute_of<Attribute>(graph, node)));
 }
 
 // Stage two: the container's last element (its heap block).
