@@ -42,7 +42,6 @@ public:
     std::string_view operator[](std::uint32_t position) const noexcept {
         return position == 0 ? std::string_view() : std::string_view(texts_[position - 1]);
     }
-    std::size_t size() const noexcept { return texts_.size() + 1; }
 
 private:
     struct equals {

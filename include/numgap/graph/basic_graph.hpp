@@ -196,12 +196,7 @@ public:
 
     node_view node(std::size_t i) const {
         NUMGAP_ASSERT(i < names_.size());
-        return {names_[i],
-                producers(i),
-                debug_handles(i),
-                output_keys(i),
-                i < output_shapes_.size() && output_shapes_[i] ? &*output_shapes_[i] : nullptr,
-                ops_[i]};
+        return {names_[i], producers(i), debug_handles(i), output_keys(i), shapes_of(i), ops_[i]};
     }
     bool empty() const noexcept { return names_.empty(); }
     // True while every edge points from a lower to a higher index (always,
@@ -247,7 +242,8 @@ public:
         return keys_are_name_[i] ? std::span<const std::string>(&names_[i], 1) : keys_.get(i);
     }
     std::optional<shape_type> output_shape(std::size_t i, std::size_t k) const {
-        const output_shape_list* shapes = node(i).output_shapes;
+        NUMGAP_ASSERT(i < names_.size());
+        const output_shape_list* shapes = shapes_of(i);
         return shapes != nullptr && k < shapes->size() ? (*shapes)[k] : std::nullopt;
     }
 
@@ -261,6 +257,11 @@ private:
     struct key_ref {
         std::uint32_t node, output;
     };
+
+    // Node i's shapes, or nullptr while none is set.
+    const output_shape_list* shapes_of(std::size_t i) const noexcept {
+        return i < output_shapes_.size() && output_shapes_[i] ? &*output_shapes_[i] : nullptr;
+    }
 
     void check_index(std::size_t node, const char* what) const {
         if (node >= names_.size()) {
