@@ -56,7 +56,7 @@ run_data sample(float sign_of_b = 1.0f, float sign_of_c = 1.0f) {
 
 using numgap_test::keyed_source;
 
-const numgap::group_report& row(const numgap::comparison_report& report, const std::string& node) {
+numgap::group_report row(const numgap::comparison_report& report, const std::string& node) {
     for (const auto& group : report.groups)
         if (!group.reference_nodes.empty() && group.reference_nodes.back() == node) return group;
     FAIL("no row for " << node);

@@ -74,7 +74,7 @@ std::unique_ptr<stage_values> stage_target_values() {
 const std::vector<std::string> stage_reference_names{"x", "a", "b", "c", "q", "m", "s", "extra_ref"};
 const std::vector<std::string> stage_target_names{"x", "a", "b", "c", "q", "m", "s", "extra_target"};
 
-const numgap::group_report& stage_row(const numgap::comparison_report& report, const std::string& node) {
+numgap::group_report stage_row(const numgap::comparison_report& report, const std::string& node) {
     for (const auto& group : report.groups)
         if (!group.reference_nodes.empty() && group.reference_nodes.back() == node) return group;
     FAIL("no row for " << node);

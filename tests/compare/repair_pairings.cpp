@@ -81,7 +81,7 @@ numgap::match_result swapped_guess(const numgap::basic_graph& reference, const n
     return matches;
 }
 
-const numgap::group_report& row_of(const numgap::comparison_report& report, const std::string& reference_node) {
+numgap::group_report row_of(const numgap::comparison_report& report, const std::string& reference_node) {
     for (const auto& group : report.groups)
         if (!group.reference_nodes.empty() && group.reference_nodes.back() == reference_node) return group;
     FAIL("no row for " << reference_node);

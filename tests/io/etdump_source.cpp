@@ -37,10 +37,11 @@ double metric_of(const numgap::comparison_report& report, const std::string& ref
     return -1.0;
 }
 
-const numgap::group_report* group_of(const numgap::comparison_report& report, const std::string& reference_node) {
+numgap::group_report group_of(const numgap::comparison_report& report, const std::string& reference_node) {
     for (const auto& group : report.groups)
-        if (group.reference_nodes == std::vector<std::string>{reference_node}) return &group;
-    return nullptr;
+        if (group.reference_nodes == std::vector<std::string>{reference_node}) return group;
+    FAIL("no row for " << reference_node);
+    return {};
 }
 
 numgap::metric_set with_max_abs() {
@@ -153,7 +154,7 @@ TEST_CASE("etdump runs: an ETDump target against a .npy reference, by name") {
     const auto report = numgap::compare_runs(numgap::run_graph(reference), numgap::run_graph(target), reference, target,
                                              with_max_abs());
     REQUIRE(report.groups.size() == 3);
-    CHECK(group_of(report, "x")->strategy == "name");
+    CHECK(group_of(report, "x").strategy == "name");
     CHECK(metric_of(report, "x", "max_abs") == 0.0);
     CHECK(metric_of(report, "conv", "max_abs") == 0.5);
     CHECK(metric_of(report, "relu", "max_abs") == 0.5);
@@ -182,7 +183,7 @@ TEST_CASE("etdump runs: a safetensors target against an ETDump reference; event 
     const auto report = numgap::compare_runs(numgap::run_graph(reference), numgap::run_graph(target), reference, target,
                                              with_max_abs());
     REQUIRE(report.groups.size() == 2);
-    CHECK(group_of(report, "z_first")->dtype_reference == numgap::dtype::bfloat16);
+    CHECK(group_of(report, "z_first").dtype_reference == numgap::dtype::bfloat16);
     CHECK(metric_of(report, "z_first", "max_abs") == 0.25);
     CHECK(metric_of(report, "a_second", "max_abs") == 2.0);
     CHECK(report.summary.failed == 2);

@@ -207,8 +207,8 @@ TEST_CASE("analyze_report: a failing ambiguous pair on its own is suspect, never
                                {"norm2", group_status::fail},
                                {"add", group_status::fail},
                                {"out", group_status::fail}});
-    report.groups[2].ambiguous_with = {"other_norm"};
-    report.groups[2].strategy = "structure";
+    numgap::test::edit_row(report.groups, 2, [&](numgap::group_report& row) { row.ambiguous_with = {"other_norm"}; });
+    numgap::test::edit_row(report.groups, 2, [&](numgap::group_report& row) { row.strategy = "structure"; });
     numgap::analyze_report(report);
     CHECK(report.groups[2].suspect);
     CHECK_FALSE(report.groups[2].error_origin);
@@ -224,8 +224,9 @@ TEST_CASE("analyze_report: an ambiguous pair the values confirmed is named like 
     auto report = make_report({{"conv2", group_status::pass},
                                {"norm2", group_status::fail},
                                {"add", group_status::fail}});
-    report.groups[1].ambiguous_with = {"other_norm"};
-    report.groups[1].repair = numgap::repair_state::confirmed_by_values;
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.ambiguous_with = {"other_norm"}; });
+    numgap::test::edit_row(report.groups, 1,
+                           [&](numgap::group_report& row) { row.repair = numgap::repair_state::confirmed_by_values; });
     numgap::analyze_report(report);
     CHECK_FALSE(report.groups[1].suspect);
     CHECK(report.summary.suspect_groups.empty());
@@ -235,9 +236,10 @@ TEST_CASE("analyze_report: an ambiguous pair the values confirmed is named like 
 
 TEST_CASE("analyze_report: repaired groups are counted; only failing ambiguous groups are suspect") {
     auto report = make_report({{"conv2", group_status::pass}, {"norm2", group_status::pass}});
-    report.groups[0].ambiguous_with = {"x"};
-    report.groups[1].ambiguous_with = {"y"};
-    report.groups[1].repair = numgap::repair_state::repaired_by_values;
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.ambiguous_with = {"x"}; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.ambiguous_with = {"y"}; });
+    numgap::test::edit_row(report.groups, 1,
+                           [&](numgap::group_report& row) { row.repair = numgap::repair_state::repaired_by_values; });
     numgap::analyze_report(report);
     CHECK(report.summary.repaired == 1);
     CHECK_FALSE(report.groups[0].suspect);
@@ -309,8 +311,12 @@ TEST_CASE("analyze_report: origins agree with one walk per failing group on rand
                 std::vector<std::string> names;
                 for (std::size_t k = 0; k < take; ++k) names.push_back(report.reference_graph[order[at + k]].name);
                 report.groups.push_back(numgap::test::make_group(names, statuses[random() % 5]));
-                if (random() % 6 == 0) report.groups.back().ambiguous_with = {"elsewhere"};
-                if (random() % 4 == 0) report.groups.back().fails_every_candidate = true;
+                if (random() % 6 == 0)
+                    numgap::test::edit_row(report.groups, report.groups.size() - 1,
+                                           [&](numgap::group_report& row) { row.ambiguous_with = {"elsewhere"}; });
+                if (random() % 4 == 0)
+                    numgap::test::edit_row(report.groups, report.groups.size() - 1,
+                                           [&](numgap::group_report& row) { row.fails_every_candidate = true; });
             }
             at += take;
         }

@@ -109,7 +109,7 @@ TEST_CASE("csv: metric values are written so they read back to the same double")
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::fail}});
     const double values[] = {0.1, 1.0 / 3.0, 5e-324, 1.7976931348623157e308, -0.0};
     for (double value : values) {
-        report.groups[0].metrics[0].value = value;
+        numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.metrics[0].value = value; });
         const auto rows = parse_csv(numgap::to_csv(report));
         const std::string& cell = rows[1][13];
         double read = 1;
@@ -118,12 +118,18 @@ TEST_CASE("csv: metric values are written so they read back to the same double")
         CHECK(read == value);
         CHECK(std::signbit(read) == std::signbit(value));
     }
-    report.groups[0].metrics[0].value = std::numeric_limits<double>::quiet_NaN();
-    report.groups[0].metrics[1].value = -std::numeric_limits<double>::infinity();
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) {
+        row.metrics[0].value = std::numeric_limits<double>::quiet_NaN();
+    });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) {
+        row.metrics[1].value = -std::numeric_limits<double>::infinity();
+    });
     auto rows = parse_csv(numgap::to_csv(report));
     CHECK(rows[1][13] == "nan");
     CHECK(rows[1][14] == "-inf");
-    report.groups[0].metrics[1].value = std::numeric_limits<double>::infinity();
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) {
+        row.metrics[1].value = std::numeric_limits<double>::infinity();
+    });
     rows = parse_csv(numgap::to_csv(report));
     CHECK(rows[1][14] == "inf");
 }
@@ -190,12 +196,13 @@ TEST_CASE("csv: text cells that a spreadsheet would read as a formula get a lead
         const std::string formula = trigger + "HYPERLINK(\"http://x\",\"y\")";
         auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
         report.metric_names = {"cosine", trigger + "mse"};
-        report.groups[0].reference_nodes = {formula};
-        report.groups[0].target_nodes = {formula, "b"};
-        report.groups[0].reference_tensor = formula;
-        report.groups[0].op = trigger + "cmd|' /C calc'!A0";
-        report.groups[0].message = formula;
-        report.groups[0].ambiguous_with = {formula};
+        numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.reference_nodes = {formula}; });
+        numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.target_nodes = {formula, "b"}; });
+        numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.reference_tensor = formula; });
+        numgap::test::edit_row(report.groups, 0,
+                               [&](numgap::group_report& row) { row.op = trigger + "cmd|' /C calc'!A0"; });
+        numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.message = formula; });
+        numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.ambiguous_with = {formula}; });
         const std::string text = numgap::to_csv(report);
         const auto rows = parse_csv(text);
         REQUIRE(rows.size() == 2);
@@ -217,9 +224,11 @@ TEST_CASE("csv: text cells that a spreadsheet would read as a formula get a lead
 
 TEST_CASE("csv: a trigger that is not the first character, and numeric cells, are left alone") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::fail}});
-    report.groups[0].reference_nodes = {"a=b+c-d@e"};
-    report.groups[0].metrics[0].value = -0.5;
-    report.groups[0].metrics[1].value = -std::numeric_limits<double>::infinity();
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.reference_nodes = {"a=b+c-d@e"}; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.metrics[0].value = -0.5; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) {
+        row.metrics[1].value = -std::numeric_limits<double>::infinity();
+    });
     const std::string text = numgap::to_csv(report);
     const auto rows = parse_csv(text);
     CHECK(rows[1][0] == "a=b+c-d@e");
@@ -231,7 +240,7 @@ TEST_CASE("csv: a trigger that is not the first character, and numeric cells, ar
 
 TEST_CASE("csv: a text cell holding ';' is quoted so a semicolon-separated reader keeps it whole") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
-    report.groups[0].reference_nodes = {"a;=1+1"};
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.reference_nodes = {"a;=1+1"}; });
     const std::string text = numgap::to_csv(report);
     CHECK(text.find("\"a;=1+1\"") != std::string::npos);
     CHECK(parse_csv(text)[1][0] == "a;=1+1");
@@ -240,11 +249,12 @@ TEST_CASE("csv: a text cell holding ';' is quoted so a semicolon-separated reade
 TEST_CASE("csv: confidence, ambiguity, alternatives, repair state and suspect are columns after message") {
     auto report = numgap::test::make_report(
         {{"conv2", numgap::group_status::pass}, {"norm2", numgap::group_status::fail}});
-    report.groups[0].strategy = "structure";
-    report.groups[0].confidence = 0.625;
-    report.groups[0].ambiguous_with = {"t_a", "t,b"};
-    report.groups[0].repair = numgap::repair_state::repaired_by_values;
-    report.groups[1].ambiguous_with = {"t_c"};
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.strategy = "structure"; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.confidence = 0.625; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.ambiguous_with = {"t_a", "t,b"}; });
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.repair = numgap::repair_state::repaired_by_values; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.ambiguous_with = {"t_c"}; });
     numgap::analyze_report(report);
     const auto rows = parse_csv(numgap::to_csv(report));
     REQUIRE(rows.size() == 3);
@@ -265,8 +275,10 @@ TEST_CASE("csv: confidence, ambiguity, alternatives, repair state and suspect ar
 TEST_CASE("csv: an unmatched row has an empty confidence cell, a matched row a number") {
     auto report = numgap::test::make_report(
         {{"conv2", numgap::group_status::pass}, {"norm2", numgap::group_status::unmatched}});
-    report.groups[1].target_nodes.clear();
-    report.groups[1].confidence.reset(); // as compare_runs writes unmatched rows
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.target_nodes.clear(); });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) {
+        row.confidence.reset();
+    }); // as compare_runs writes unmatched rows
     numgap::analyze_report(report);
     const auto rows = parse_csv(numgap::to_csv(report));
     REQUIRE(rows.size() == 3);

@@ -103,9 +103,10 @@ TEST_CASE("dot: an ambiguous pairing has a dashed border and says so; a repaired
     using numgap::group_status;
     auto report = numgap::test::make_report(
         {{"conv1", group_status::pass}, {"norm1", group_status::pass}, {"relu1", group_status::fail}});
-    report.groups[1].ambiguous_with = {"t_other"};
-    report.groups[1].repair = numgap::repair_state::repaired_by_values;
-    report.groups[2].ambiguous_with = {"t_other"};
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.ambiguous_with = {"t_other"}; });
+    numgap::test::edit_row(report.groups, 1,
+                           [&](numgap::group_report& row) { row.repair = numgap::repair_state::repaired_by_values; });
+    numgap::test::edit_row(report.groups, 2, [&](numgap::group_report& row) { row.ambiguous_with = {"t_other"}; });
     numgap::analyze_report(report);
     const std::string dot = numgap::to_dot(report);
     CHECK(line_of(dot, "n1").find("ambiguous") == std::string::npos);

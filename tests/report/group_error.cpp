@@ -78,10 +78,10 @@ TEST_CASE("a truncated npy gives an error row of kind format naming the file in 
                                              npy_folder{target_dir.path(), &target_bytes},
                                              numgap::metric_set::defaults(), options);
 
-    const numgap::group_report* row = nullptr;
+    std::optional<numgap::group_report> row;
     for (const auto& group : report.groups)
-        if (group.reference_nodes == std::vector<std::string>{"b"}) row = &group;
-    REQUIRE(row != nullptr);
+        if (group.reference_nodes == std::vector<std::string>{"b"}) row = group;
+    REQUIRE(row);
     CHECK(row->status == numgap::group_status::error);
     REQUIRE(row->error_detail);
     CHECK(row->error_detail->kind == numgap::error_kind::format);
@@ -104,16 +104,20 @@ TEST_CASE("a truncated npy gives an error row of kind format naming the file in 
 
 TEST_CASE("every known location part of an error row is written and unknown ones are left out") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::error}});
-    report.groups[0].message = "graph.json:3:7: bad";
-    report.groups[0].error_detail = numgap::group_error{numgap::error_kind::schema,
-                                                        numgap::error_location{"=graph.json", "nodes[2]", 41, 3, 7}};
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.message = "graph.json:3:7: bad"; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) {
+        row.error_detail = numgap::group_error{numgap::error_kind::schema,
+                                               numgap::error_location{"=graph.json", "nodes[2]", 41, 3, 7}};
+    });
     const std::string json = numgap::to_json(report);
     CHECK(json.find(R"("error":{"kind":"schema","file":"=graph.json","item":"nodes[2]","offset":41,"line":3,"column":7}})") !=
           std::string::npos);
     // A file name is a text cell: neutralised like every other one.
     CHECK(numgap::to_csv(report).find(",schema,\"'=graph.json\",nodes[2],41,3,7\r\n") != std::string::npos);
 
-    report.groups[0].error_detail = numgap::group_error{numgap::error_kind::io, numgap::error_location::in_file("x.npy")};
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) {
+        row.error_detail = numgap::group_error{numgap::error_kind::io, numgap::error_location::in_file("x.npy")};
+    });
     CHECK(numgap::to_json(report).find(R"("error":{"kind":"io","file":"x.npy"}})") != std::string::npos);
     CHECK(numgap::to_csv(report).find(",io,x.npy,,,,\r\n") != std::string::npos);
 }

@@ -106,8 +106,9 @@ TEST_CASE("json: metric values and thresholds read back to the same double, non-
                              std::numeric_limits<double>::infinity(),
                              -std::numeric_limits<double>::infinity()};
     for (double value : values) {
-        report.groups[0].metrics[0].value = value;
-        report.groups[0].metrics[1].rule->value = value;
+        numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.metrics[0].value = value; });
+        numgap::test::edit_row(report.groups, 0,
+                               [&](numgap::group_report& row) { row.metrics[1].rule->value = value; });
         const std::string json = numgap::to_json(report);
         const auto value_tokens = tokens_after(json, "value");
         const auto threshold_tokens = tokens_after(json, "threshold");
@@ -127,7 +128,7 @@ TEST_CASE("json: metric values and thresholds read back to the same double, non-
 
 TEST_CASE("json: nothing failing gives first_divergence null and empty origins; no rule gives threshold null") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::pass}});
-    report.groups[0].metrics[0].rule.reset();
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.metrics[0].rule.reset(); });
     numgap::analyze_report(report);
     const std::string json = numgap::to_json(report);
     CHECK(tokens_after(json, "first_divergence") == std::vector<std::string>{"null"});
@@ -151,9 +152,13 @@ TEST_CASE("json: the whole report parses as strict JSON and reads back to the sa
     using numgap::group_status;
     auto report = numgap::test::make_report(
         {{"conv2", group_status::pass}, {"norm2", group_status::fail}, {"add", group_status::missing}});
-    report.groups[0].metrics[0].value = 0.99999999999999989;
-    report.groups[1].metrics[1].value = std::numeric_limits<double>::infinity();
-    report.groups[2].message = "target tensor 'add' was not dumped";
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.metrics[0].value = 0.99999999999999989; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) {
+        row.metrics[1].value = std::numeric_limits<double>::infinity();
+    });
+    numgap::test::edit_row(report.groups, 2,
+                           [&](numgap::group_report& row) { row.message = "target tensor 'add' was not dumped"; });
     numgap::analyze_report(report);
     const auto root = numgap::io::parse_json(numgap::to_json(report), "report.json");
     const auto* summary = root.find("summary");
@@ -175,9 +180,10 @@ TEST_CASE("json: the whole report parses as strict JSON and reads back to the sa
 TEST_CASE("json: ambiguity, alternatives, repair state and suspects are fields of groups and summary") {
     using numgap::group_status;
     auto report = numgap::test::make_report({{"conv2", group_status::pass}, {"norm2", group_status::fail}});
-    report.groups[0].ambiguous_with = {"t_a"};
-    report.groups[0].repair = numgap::repair_state::repaired_by_values;
-    report.groups[1].ambiguous_with = {"t_b", "t_c"};
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.ambiguous_with = {"t_a"}; });
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.repair = numgap::repair_state::repaired_by_values; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.ambiguous_with = {"t_b", "t_c"}; });
     numgap::analyze_report(report);
     const auto root = numgap::io::parse_json(numgap::to_json(report), "report.json");
     const auto& groups = root.find("groups")->as_array();
@@ -199,8 +205,10 @@ TEST_CASE("json: ambiguity, alternatives, repair state and suspects are fields o
 TEST_CASE("json: an unmatched row's confidence is null, a matched row's a number") {
     using numgap::group_status;
     auto report = numgap::test::make_report({{"conv2", group_status::pass}, {"norm2", group_status::unmatched}});
-    report.groups[1].target_nodes.clear();
-    report.groups[1].confidence.reset(); // as compare_runs writes unmatched rows
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.target_nodes.clear(); });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) {
+        row.confidence.reset();
+    }); // as compare_runs writes unmatched rows
     numgap::analyze_report(report);
     const auto root = numgap::io::parse_json(numgap::to_json(report), "report.json");
     const auto& groups = root.find("groups")->as_array();

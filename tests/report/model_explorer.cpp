@@ -35,7 +35,7 @@ TEST_CASE("model_explorer: results hold every node of compared groups, threshold
 
 TEST_CASE("model_explorer: a <= rule makes values up to the threshold green; NaN is written as \"nan\"") {
     auto report = numgap::test::make_report({{"conv1", numgap::group_status::fail}});
-    report.groups[0].metrics[1].value = std::nan("");
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.metrics[1].value = std::nan(""); });
     numgap::analyze_report(report);
     const std::string json = numgap::to_model_explorer(report, "mse");
     CHECK(json.find("\"conv1\":{\"value\":\"nan\"}") != std::string::npos);

@@ -18,6 +18,15 @@ inline std::vector<report_node> residual_graph() {
             {"add", "add", {3, 5}},      {"out", "linear", {6}}};
 }
 
+// Row i of `rows` changed by `change` (report_rows keeps rows whole: a copy
+// of a row changed in place would change nothing).
+template <class Change>
+void edit_row(report_rows& rows, std::size_t i, Change change) {
+    group_report row = rows[i];
+    change(row);
+    rows.set(i, row);
+}
+
 inline group_report make_group(std::vector<std::string> reference, group_status status,
                                double cosine = 1.0) {
     group_report group;
@@ -48,10 +57,10 @@ inline comparison_report make_report(
     report.metric_names = {"cosine", "mse"};
     report.reference_graph = residual_graph();
     for (const auto& [name, status] : statuses) {
-        report.groups.push_back(
-            make_group({name}, status, status == group_status::fail ? 0.5 : 0.99999));
+        group_report row = make_group({name}, status, status == group_status::fail ? 0.5 : 0.99999);
         for (const report_node& node : report.reference_graph)
-            if (node.name == name) report.groups.back().op = node.op;
+            if (node.name == name) row.op = node.op;
+        report.groups.push_back(row);
     }
     return report;
 }
@@ -75,9 +84,10 @@ inline comparison_report hostile_report() {
     for (std::size_t i = 0; i < names.size(); ++i) {
         report.reference_graph.push_back({names[i], names[names.size() - 1 - i], {}});
         if (i) report.reference_graph.back().producers = {i - 1};
-        report.groups.push_back(make_group({names[i]}, group_status::fail, 0.5));
-        report.groups.back().op = names[names.size() - 1 - i];
-        report.groups.back().order = i;
+        group_report row = make_group({names[i]}, group_status::fail, 0.5);
+        row.op = names[names.size() - 1 - i];
+        row.order = i;
+        report.groups.push_back(row);
     }
     return report;
 }
@@ -98,10 +108,10 @@ inline comparison_report chain_report(std::size_t n, const std::vector<std::size
         report.reference_graph.push_back({name, "add", {}});
         if (i) report.reference_graph.back().producers = {i - 1};
         const bool fails = std::find(failing.begin(), failing.end(), i) != failing.end();
-        report.groups.push_back(make_group({name}, fails ? group_status::fail : group_status::pass,
-                                           fails ? 0.5 : 0.99999));
-        report.groups.back().op = "add";
-        report.groups.back().order = i;
+        group_report row = make_group({name}, fails ? group_status::fail : group_status::pass, fails ? 0.5 : 0.99999);
+        row.op = "add";
+        row.order = i;
+        report.groups.push_back(row);
     }
     return report;
 }

@@ -21,8 +21,10 @@ TEST_CASE("summary_table: worst first, first divergence and origins called out")
                                              {"add", group_status::fail},
                                              {"relu1", group_status::missing},
                                              {"conv2", group_status::error}});
-    report.groups[2].metrics[0].value = 0.1; // add is worse than norm2 but not the origin
-    report.groups[4].message = "shape mismatch";
+    numgap::test::edit_row(report.groups, 2, [&](numgap::group_report& row) {
+        row.metrics[0].value = 0.1;
+    }); // add is worse than norm2 but not the origin
+    numgap::test::edit_row(report.groups, 4, [&](numgap::group_report& row) { row.message = "shape mismatch"; });
     numgap::analyze_report(report);
     const std::string table = numgap::format_summary_table(report);
     const auto pos = [&](const std::string& text) { return table.find(text); };
@@ -56,8 +58,8 @@ TEST_CASE("summary_table: among non-origin failures the worse value of a >= metr
     auto report = numgap::test::make_report({{"norm1", group_status::fail},
                                              {"conv2", group_status::fail},
                                              {"norm2", group_status::fail}});
-    report.groups[1].metrics[0].value = 0.9;
-    report.groups[2].metrics[0].value = 0.2;
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.metrics[0].value = 0.9; });
+    numgap::test::edit_row(report.groups, 2, [&](numgap::group_report& row) { row.metrics[0].value = 0.2; });
     numgap::analyze_report(report); // norm1 is the only origin (relu1 is looked through)
     const std::string table = numgap::format_summary_table(report);
     CHECK(table.find("norm1") < table.find("norm2"));
@@ -99,15 +101,17 @@ TEST_CASE("summary_table: the rows shown are the worst max_rows of the whole ord
     std::stable_sort(expected.begin(), expected.end(), [&](std::size_t a, std::size_t b) {
         const auto& x = report.groups[a];
         const auto& y = report.groups[b];
-        if (numgap::detail::severity(x) != numgap::detail::severity(y))
-            return numgap::detail::severity(x) < numgap::detail::severity(y);
+        const int severity_x = numgap::detail::severity(x.status, x.error_origin);
+        const int severity_y = numgap::detail::severity(y.status, y.error_origin);
+        if (severity_x != severity_y) return severity_x < severity_y;
         if (x.status == group_status::fail) {
             const auto failed = [](const numgap::group_report& g) {
                 return std::count_if(g.metrics.begin(), g.metrics.end(), [](const auto& m) { return !m.passed; });
             };
             if (failed(x) != failed(y)) return failed(x) > failed(y);
-            if (numgap::detail::badness(x, "cosine") != numgap::detail::badness(y, "cosine"))
-                return numgap::detail::badness(x, "cosine") > numgap::detail::badness(y, "cosine");
+            const double badness_x = numgap::detail::badness(report.groups, a, "cosine");
+            const double badness_y = numgap::detail::badness(report.groups, b, "cosine");
+            if (badness_x != badness_y) return badness_x > badness_y;
         }
         return x.order < y.order;
     });
@@ -160,14 +164,17 @@ TEST_CASE("summary_table: names with control characters, bidi overrides and inva
     using numgap::group_status;
     auto report = numgap::test::make_report({{"conv1", group_status::fail}, {"norm1", group_status::pass}});
     const std::string hostile = "x\x1b]0;pwned\x07\r\xe2\x80\xae\xff";
-    report.groups[0].reference_nodes = {hostile};
-    report.groups[0].target_nodes = {hostile};
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.reference_nodes = {hostile}; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.target_nodes = {hostile}; });
     report.reference_graph[1].name = hostile; // conv1
-    report.groups[0].op = "op\x1b[2J";
-    report.groups[0].message = "tensor '\x1b[1m' is odd\n";
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.op = "op\x1b[2J"; });
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.message = "tensor '\x1b[1m' is odd\n"; });
     report.metric_names = {"cosine\x9b", "mse"};
-    report.groups[0].metrics[0].name = report.metric_names[0];
-    report.groups[1].metrics[0].name = report.metric_names[0];
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.metrics[0].name = report.metric_names[0]; });
+    numgap::test::edit_row(report.groups, 1,
+                           [&](numgap::group_report& row) { row.metrics[0].name = report.metric_names[0]; });
     numgap::analyze_report(report);
     report.summary.first_divergence = hostile;
     report.summary.origins = {hostile};
@@ -187,8 +194,9 @@ TEST_CASE("summary_table: names with control characters, bidi overrides and inva
 TEST_CASE("summary_table: columns line up by displayed width for wide characters") {
     using numgap::group_status;
     auto report = numgap::test::make_report({{"conv1", group_status::pass}, {"norm1", group_status::pass}});
-    report.groups[0].reference_nodes = {"层层"}; // 4 columns, 6 bytes
-    report.groups[1].reference_nodes = {"abcd"};
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.reference_nodes = {"层层"}; }); // 4 columns, 6 bytes
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.reference_nodes = {"abcd"}; });
     const std::string table = numgap::format_summary_table(report);
     const auto column_of_target = [&](const std::string& reference, const std::string& target) {
         const std::size_t line = table.find(reference);
@@ -203,13 +211,14 @@ TEST_CASE("summary_table: the match column shows strategy, confidence, '?' and r
     using numgap::group_status;
     auto report = numgap::test::make_report(
         {{"conv2", group_status::pass}, {"norm2", group_status::fail}, {"add", group_status::pass}});
-    report.groups[0].strategy = "structure";
-    report.groups[0].confidence = 0.62;
-    report.groups[0].ambiguous_with = {"t_a"};
-    report.groups[0].repair = numgap::repair_state::repaired_by_values;
-    report.groups[1].strategy = "structure";
-    report.groups[1].confidence = 0.7;
-    report.groups[1].ambiguous_with = {"t_b"};
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.strategy = "structure"; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.confidence = 0.62; });
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.ambiguous_with = {"t_a"}; });
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.repair = numgap::repair_state::repaired_by_values; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.strategy = "structure"; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.confidence = 0.7; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.ambiguous_with = {"t_b"}; });
     numgap::analyze_report(report);
     const std::string table = numgap::format_summary_table(report);
     CHECK(table.find(" match ") != std::string::npos);
@@ -223,9 +232,10 @@ TEST_CASE("summary_table: the match column shows strategy, confidence, '?' and r
     CHECK(table.find("repaired by values: 1 groups") != std::string::npos);
 
     // Without ambiguity, no legend and no suspect line.
-    report.groups[0].ambiguous_with.clear();
-    report.groups[0].repair = numgap::repair_state::none;
-    report.groups[1].ambiguous_with.clear();
+    numgap::test::edit_row(report.groups, 0, [&](numgap::group_report& row) { row.ambiguous_with.clear(); });
+    numgap::test::edit_row(report.groups, 0,
+                           [&](numgap::group_report& row) { row.repair = numgap::repair_state::none; });
+    numgap::test::edit_row(report.groups, 1, [&](numgap::group_report& row) { row.ambiguous_with.clear(); });
     numgap::analyze_report(report);
     const std::string sure = numgap::format_summary_table(report);
     CHECK(sure.find("? = ambiguous") == std::string::npos);
@@ -239,7 +249,8 @@ TEST_CASE("summary_table: the first unmatched reference nodes are named, escaped
     const std::vector<std::string> unmatched = {"conv1", "norm1", "relu1", "conv2", "norm2\x1b[2J", "add", "out"};
     for (const std::string& name : unmatched) {
         report.groups.push_back(numgap::test::make_group({name}, group_status::unmatched));
-        report.groups.back().target_nodes.clear();
+        numgap::test::edit_row(report.groups, report.groups.size() - 1,
+                               [&](numgap::group_report& row) { row.target_nodes.clear(); });
     }
     report.reference_graph[5].name = "norm2\x1b[2J";
     numgap::analyze_report(report);
@@ -260,7 +271,8 @@ TEST_CASE("summary_table: a run where most dumped reference nodes are unmatched 
     auto report = numgap::test::make_report({{"x", group_status::pass}, {"conv1", group_status::pass}});
     for (const char* name : {"norm1", "relu1", "conv2"}) {
         report.groups.push_back(numgap::test::make_group({name}, group_status::unmatched));
-        report.groups.back().target_nodes.clear();
+        numgap::test::edit_row(report.groups, report.groups.size() - 1,
+                               [&](numgap::group_report& row) { row.target_nodes.clear(); });
     }
     numgap::analyze_report(report); // make_group names a reference tensor: all three were dumped
     CHECK(report.summary.compared_reference == 2);
@@ -274,8 +286,9 @@ TEST_CASE("summary_table: a run where most dumped reference nodes are unmatched 
     CHECK(table.find("--name-rule") != std::string::npos);
 
     // Unmatched nodes that dumped nothing are no gap in what could be compared.
-    for (auto& group : report.groups)
-        if (group.status == group_status::unmatched) group.reference_tensor.clear();
+    for (std::size_t g = 0; g < report.groups.size(); ++g)
+        if (report.groups.status(g) == group_status::unmatched)
+            numgap::test::edit_row(report.groups, g, [](numgap::group_report& row) { row.reference_tensor.clear(); });
     numgap::analyze_report(report);
     CHECK(report.summary.unmatched_reference_dumped == 0);
     table = numgap::format_summary_table(report);

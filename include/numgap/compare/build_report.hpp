@@ -96,11 +96,11 @@ std::vector<unmatched_node> describe_unmatched(const Graph& graph, std::vector<s
 }
 
 // Appends an `unmatched` row for each of `nodes`.
-inline void add_unmatched_rows(std::vector<group_report>& rows, std::vector<unmatched_node> nodes,
+inline void add_unmatched_rows(report_rows& rows, std::vector<unmatched_node> nodes,
                                std::vector<std::string> group_report::*side, std::string group_report::*tensor,
                                const char* message, const std::unordered_map<std::size_t, std::string>& messages) {
     for (unmatched_node& node : nodes) {
-        group_report& row = rows.emplace_back();
+        group_report row;
         row.*side = {std::move(node.name)};
         if (node.tensor) row.*tensor = std::move(*node.tensor);
         row.op = std::move(node.op);
@@ -108,6 +108,7 @@ inline void add_unmatched_rows(std::vector<group_report>& rows, std::vector<unma
         row.confidence.reset(); // no pairing, so no confidence in one
         const auto special = messages.find(node.node);
         row.message = special != messages.end() ? special->second : message;
+        rows.push_back(row);
     }
 }
 
@@ -159,21 +160,24 @@ comparison_report build_report_from(compared_groups groups, const ReferenceGraph
     const std::size_t unmatched = unmatched_reference.size() + unmatched_target.size();
     const auto make_rows = [&](const auto& target_node_names) {
         const std::size_t columns = state.columns.size();
-        report.groups.reserve(matches.groups.size() + unmatched);
+        report.groups.reserve(matches.groups.size() + unmatched, columns);
+        group_report row;
         for (std::size_t g = 0; g < matches.groups.size(); ++g) {
-            group_report& row = report.groups.emplace_back(); // built in place: a row is ~400 bytes
+            row = group_report{};
             const match_group& group = matches.groups[g];
             start_row(row, group, reference_names.op(group.reference_output_node), reference_names, target_node_names);
             unpack_outcome(state.outcomes[g], row, state.columns, state.metric_values.data() + g * columns,
                            state.metric_passed.data() + g * columns);
+            report.groups.push_back(row);
         }
         state.outcomes = {};
         state.metric_values = {};
         state.metric_passed = {};
     };
     if (state.full) {
-        report.groups = std::move(state.rows);
-        report.groups.reserve(report.groups.size() + unmatched);
+        report.groups.reserve(state.rows.size() + unmatched, state.columns.size());
+        for (const group_report& row : state.rows) report.groups.push_back(row);
+        state.rows = {};
     } else if constexpr (Release::frees) {
         make_rows(target_names);
     } else {

@@ -157,7 +157,8 @@ requires tensor_source<std::remove_reference_t<ReferenceSource>> && tensor_sourc
         return true;
     };
     std::size_t next_group = 0;
-    for (group_report& row : report.groups) {
+    for (std::size_t r = 0; r < report.groups.size(); ++r) {
+        group_report row = report.groups[r];
         if (row.status != group_status::unmatched) {
             while (next_group < matches.groups.size() && !is_row_of(row, matches.groups[next_group])) ++next_group;
             if (next_group == matches.groups.size())

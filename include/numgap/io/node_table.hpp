@@ -28,6 +28,7 @@
 #include <numgap/core/interned_texts.hpp>
 #include <numgap/core/key_index.hpp>
 #include <numgap/core/list_pool.hpp>
+#include <numgap/core/text_arena.hpp>
 
 namespace numgap::io {
 
@@ -38,55 +39,15 @@ struct node_spec {
 };
 
 class node_table {
-    // Where a text lives in the arena.
-    struct text_ref {
-        std::uint32_t offset = 0, size = 0;
-    };
+    using text_ref = numgap::detail::text_ref;
 
 public:
-    // A node's inputs or outputs: a range of std::string_view with size()
-    // and [] (hand-written: clang 14 cannot use libstdc++'s transform_view).
-    class text_list {
-    public:
-        class iterator {
-        public:
-            using value_type = std::string_view;
-            using difference_type = std::ptrdiff_t;
-            iterator() = default;
-            iterator(const text_ref* at, const char* arena) : at_(at), arena_(arena) {}
-            std::string_view operator*() const noexcept { return {arena_ + at_->offset, at_->size}; }
-            iterator& operator++() noexcept {
-                ++at_;
-                return *this;
-            }
-            iterator operator++(int) noexcept {
-                iterator before = *this;
-                ++at_;
-                return before;
-            }
-            bool operator==(const iterator& other) const noexcept { return at_ == other.at_; }
-
-        private:
-            const text_ref* at_ = nullptr;
-            const char* arena_ = nullptr;
-        };
-
-        text_list(std::span<const text_ref> refs, const char* arena) : refs_(refs), arena_(arena) {}
-        std::size_t size() const noexcept { return refs_.size(); }
-        bool empty() const noexcept { return refs_.empty(); }
-        std::string_view operator[](std::size_t i) const noexcept { return {arena_ + refs_[i].offset, refs_[i].size}; }
-        iterator begin() const noexcept { return {refs_.data(), arena_}; }
-        iterator end() const noexcept { return {refs_.data() + refs_.size(), arena_}; }
-
-    private:
-        std::span<const text_ref> refs_;
-        const char* arena_;
-    };
+    using text_list = numgap::detail::text_list;
 
     std::size_t size() const noexcept { return names_.size(); }
     bool empty() const noexcept { return names_.empty(); }
 
-    std::string_view name(std::size_t i) const noexcept { return {chars_.data() + names_[i].offset, names_[i].size}; }
+    std::string_view name(std::size_t i) const noexcept { return chars_[names_[i]]; }
     std::string_view op(std::size_t i) const noexcept { return ops_texts_[ops_[i]]; }
     text_list inputs(std::size_t i) const { return texts(inputs_.get(i)); }
     text_list outputs(std::size_t i) const {
@@ -141,7 +102,7 @@ public:
             handles_.truncate(index);
             outputs_are_name_.resize(index);
             ops_.resize(index);
-            chars_.resize(chars);
+            chars_.truncate(chars);
             throw;
         }
     }
@@ -150,21 +111,14 @@ public:
     void clear() noexcept { *this = node_table(); }
 
 private:
-    text_list texts(std::span<const text_ref> refs) const { return text_list(refs, chars_.data()); }
-
+    text_list texts(std::span<const text_ref> refs) const { return chars_.list(refs); }
     text_ref store(std::string_view text) {
-        if (text.size() > max_chars - chars_.size())
-            throw error(error_kind::limit, "graph.json: more than 4 GiB of node names, inputs and outputs");
-        const text_ref ref{std::uint32_t(chars_.size()), std::uint32_t(text.size())};
-        chars_.append(text);
-        return ref;
+        return chars_.store(text, "graph.json: more than 4 GiB of node names, inputs and outputs");
     }
-
-    static constexpr std::size_t max_chars = 0xffffffffu;
 
     // Node i is position i of names_, ops_ (positions in ops_texts_),
     // outputs_are_name_, and list i of each pool.
-    std::string chars_;
+    numgap::detail::text_arena chars_;
     std::vector<text_ref> names_;
     std::vector<std::uint32_t> ops_;
     numgap::detail::interned_texts ops_texts_;

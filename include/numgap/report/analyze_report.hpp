@@ -88,20 +88,19 @@ inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report
     }
     std::vector<std::size_t> group_of(nodes.size(), no_group);
     for (std::size_t g = 0; g < report.groups.size(); ++g) {
-        const group_report& group = report.groups[g];
         // Unmatched target rows name no reference node.
-        for (const std::string& name : group.reference_nodes) {
+        for (const std::string_view name : report.groups.reference_nodes(g)) {
             const std::optional<std::uint32_t> found = index_of.find(name);
             if (!found)
                 throw error(error_kind::graph,
-                            "report group " + std::to_string(g) + " names reference node '" + name +
+                            "report group " + std::to_string(g) + " names reference node '" + std::string(name) +
                                 "', which is not in the report's reference graph",
-                            error_location::of_item(name));
+                            error_location::of_item(std::string(name)));
             if (group_of[*found] != no_group)
                 throw error(error_kind::graph,
-                            "reference node '" + name + "' belongs to two report groups (" +
+                            "reference node '" + std::string(name) + "' belongs to two report groups (" +
                                 std::to_string(group_of[*found]) + " and " + std::to_string(g) + ")",
-                            error_location::of_item(name));
+                            error_location::of_item(std::string(name)));
             group_of[*found] = g;
         }
     }
@@ -113,52 +112,55 @@ inline void analyze_report(comparison_report& report) {
     const std::vector<std::size_t> group_of = detail::group_of_reference_nodes(report);
     const std::vector<report_node>& nodes = report.reference_graph;
 
+    report_rows& rows = report.groups;
     report_summary summary;
-    for (group_report& group : report.groups) {
-        group.order = detail::no_group;
-        group.error_origin = false;
-        group.suspect = group.status == group_status::fail && group.ambiguous() &&
-                        group.repair != repair_state::confirmed_by_values && !group.fails_every_candidate;
-        if (group.repair == repair_state::repaired_by_values) ++summary.repaired;
-        switch (group.status) {
+    // order, error_origin, suspect per row, written back at the end.
+    std::vector<std::size_t> order(rows.size(), detail::no_group);
+    std::vector<char> suspect(rows.size(), 0), origin(rows.size(), 0);
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+        const group_status status = rows.status(g);
+        suspect[g] = status == group_status::fail && rows.ambiguous(g) &&
+                     rows.repair(g) != repair_state::confirmed_by_values && !rows.fails_every_candidate(g);
+        if (rows.repair(g) == repair_state::repaired_by_values) ++summary.repaired;
+        const std::size_t reference_nodes = rows.reference_nodes(g).size();
+        switch (status) {
         case group_status::pass: ++summary.passed; break;
         case group_status::fail: ++summary.failed; break;
         case group_status::missing: ++summary.missing; break;
         case group_status::error: ++summary.errors; break;
         case group_status::unmatched:
-            if (!group.reference_nodes.empty()) {
-                summary.unmatched_reference += group.reference_nodes.size();
-                if (!group.reference_tensor.empty()) summary.unmatched_reference_dumped += group.reference_nodes.size();
-            } else
-                summary.unmatched_target += group.target_nodes.size();
+            if (reference_nodes != 0) {
+                summary.unmatched_reference += reference_nodes;
+                if (!rows.reference_tensor(g).empty()) summary.unmatched_reference_dumped += reference_nodes;
+            } else summary.unmatched_target += rows.target_nodes(g).size();
             break;
         }
-        if (group.status != group_status::unmatched) ++summary.groups;
-        if (group.compared()) summary.compared_reference += group.reference_nodes.size();
+        if (status != group_status::unmatched) ++summary.groups;
+        if (rows.compared(g)) summary.compared_reference += reference_nodes;
     }
-    // Nodes are in topological order, so the last node of a group is its largest index.
+    // Nodes are in topological order, so the last node of a group is its largest
+    // index; a row naming no reference node keeps no_group.
     for (std::size_t node = 0; node < nodes.size(); ++node)
-        if (group_of[node] != detail::no_group) report.groups[group_of[node]].order = node;
-    for (group_report& group : report.groups)
-        if (group.reference_nodes.empty()) group.order = detail::no_group;
+        if (group_of[node] != detail::no_group) order[group_of[node]] = node;
 
     std::vector<std::size_t> failing;
-    for (std::size_t g = 0; g < report.groups.size(); ++g) {
-        if (report.groups[g].suspect) summary.suspect_groups.push_back(g);
-        else if (report.groups[g].status == group_status::fail) failing.push_back(g);
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+        if (suspect[g]) summary.suspect_groups.push_back(g);
+        else if (rows.status(g) == group_status::fail) failing.push_back(g);
     }
-    std::sort(failing.begin(), failing.end(), [&](std::size_t a, std::size_t b) {
-        return report.groups[a].order != report.groups[b].order
-                   ? report.groups[a].order < report.groups[b].order
-                   : a < b;
-    });
+    std::sort(failing.begin(), failing.end(),
+              [&](std::size_t a, std::size_t b) { return order[a] != order[b] ? order[a] < order[b] : a < b; });
 
+    // The name of row g's last reference node, by its order when it has one.
+    const auto last_reference_name = [&](std::size_t g) {
+        const report_rows::text_list names = rows.reference_nodes(g);
+        return order[g] < nodes.size() ? nodes[order[g]].name
+               : names.empty()         ? std::string()
+                                       : std::string(names.back());
+    };
     if (!failing.empty()) {
-        const group_report& first = report.groups[failing.front()];
         summary.first_divergence_group = failing.front();
-        summary.first_divergence = first.order < nodes.size() ? nodes[first.order].name
-                                   : first.reference_nodes.empty() ? std::string()
-                                                                   : first.reference_nodes.back();
+        summary.first_divergence = last_reference_name(failing.front());
     }
 
     // Whether a failing group's error can come from an earlier failing group,
@@ -177,32 +179,26 @@ inline void analyze_report(comparison_report& report) {
         std::size_t earliest = detail::no_group;
         for (const std::size_t producer : nodes[node].producers) {
             if (const std::size_t owner = group_of[producer]; owner != detail::no_group) {
-                const group_report& upstream = report.groups[owner];
-                if (upstream.status == group_status::pass) continue;
-                if (upstream.status == group_status::fail && !upstream.suspect)
-                    earliest = std::min(earliest, upstream.order);
+                const group_status upstream = rows.status(owner);
+                if (upstream == group_status::pass) continue;
+                if (upstream == group_status::fail && !suspect[owner]) earliest = std::min(earliest, order[owner]);
             }
             earliest = std::min(earliest, earliest_above[producer]);
         }
         earliest_above[node] = earliest;
     }
-    std::vector<std::size_t> earliest_of_group(report.groups.size(), detail::no_group);
+    std::vector<std::size_t> earliest_of_group(rows.size(), detail::no_group);
     for (std::size_t node = 0; node < nodes.size(); ++node)
         if (const std::size_t g = group_of[node]; g != detail::no_group)
             earliest_of_group[g] = std::min(earliest_of_group[g], earliest_above[node]);
 
     for (std::size_t g : failing) {
-        const bool propagated = earliest_of_group[g] < report.groups[g].order;
-        if (!propagated) {
-            report.groups[g].error_origin = true;
-            summary.origin_groups.push_back(g);
-            const group_report& group = report.groups[g];
-            summary.origins.push_back(group.order < nodes.size() ? nodes[group.order].name
-                                      : group.reference_nodes.empty()
-                                          ? std::string()
-                                          : group.reference_nodes.back());
-        }
+        if (earliest_of_group[g] < order[g]) continue; // propagated from an earlier failing group
+        origin[g] = 1;
+        summary.origin_groups.push_back(g);
+        summary.origins.push_back(last_reference_name(g));
     }
+    for (std::size_t g = 0; g < rows.size(); ++g) rows.set_analysis(g, order[g], origin[g] != 0, suspect[g] != 0);
     report.summary = std::move(summary);
 }
 

@@ -13,13 +13,14 @@
 
 #include <numgap/report/group_report.hpp>
 #include <numgap/report/report_node.hpp>
+#include <numgap/report/report_rows.hpp>
 #include <numgap/report/report_summary.hpp>
 
 namespace numgap {
 
 struct comparison_report {
     std::vector<std::string> metric_names;
-    std::vector<group_report> groups;
+    report_rows groups; // one group_report a row, stored compactly (report_rows.hpp)
     std::vector<report_node> reference_graph;
     report_summary summary;
 

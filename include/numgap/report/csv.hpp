@@ -111,7 +111,9 @@ void write_csv_text(const comparison_report& report, std::string& out, Flush&& f
     out += ",status,error_origin,message,confidence,ambiguous,ambiguous_with,repair,suspect,"
            "error_kind,error_file,error_item,error_offset,error_line,error_column\r\n";
 
-    for (const group_report& group : report.groups) {
+    group_report group; // one row's storage, reused
+    for (std::size_t g = 0; g < report.groups.size(); ++g) {
+        report.groups.copy_to(g, group);
         first = true;
         const std::string cells[] = {detail::join_names(group.reference_nodes, "+"),
                                      detail::join_names(group.target_nodes, "+"),

@@ -79,9 +79,10 @@ inline std::string chosen_metric(const comparison_report& report, std::string_vi
                         join_names(report.metric_names, ", ") + ")",
                     error_location::of_item(std::string(requested)));
     }
+    const report_rows& rows = report.groups;
     for (const std::string& name : report.metric_names)
-        for (const group_report& group : report.groups)
-            if (const report_metric* metric = group.find_metric(name); metric && metric->has_rule())
+        for (std::size_t g = 0; g < rows.size(); ++g)
+            if (const report_rows::metric_cell* metric = rows.find_metric(g, name); metric && rows.metric_rule(*metric))
                 return name;
     return report.metric_names.empty() ? std::string() : report.metric_names.front();
 }
@@ -127,8 +128,9 @@ inline std::string to_dot(const comparison_report& report, const dot_options& op
     if (partial) out += "  labelloc=t;\n  label=\"" + subgraph_note + "\";\n";
     for (std::size_t i : shown) {
         const report_node& node = report.reference_graph[i];
-        const group_report* group =
-            group_of[i] == detail::no_group ? nullptr : &report.groups[group_of[i]];
+        std::optional<group_report> row;
+        if (group_of[i] != detail::no_group) row.emplace(report.groups[group_of[i]]);
+        const group_report* group = row ? &*row : nullptr;
         const detail::dot_style style = detail::dot_style_of(group);
         std::string label = node.name;
         if (!node.op.empty()) label += "\n" + node.op;

@@ -134,13 +134,15 @@ void write_json_text(const comparison_report& report, std::string& out, Flush&& 
     json.key("origins").string_array(summary.origins);
     json.key("suspects").begin_array();
     for (std::size_t g : summary.suspect_groups)
-        if (!report.groups[g].reference_nodes.empty()) json.string(report.groups[g].reference_nodes.back());
+        if (!report.groups.reference_nodes(g).empty()) json.string(report.groups.reference_nodes(g).back());
     json.end_array();
     json.key("repaired").unsigned_integer(summary.repaired);
     json.end_object();
 
     json.line_break().key("groups").begin_array();
-    for (const group_report& group : report.groups) {
+    group_report group; // one row's storage, reused
+    for (std::size_t g = 0; g < report.groups.size(); ++g) {
+        report.groups.copy_to(g, group);
         json.line_break();
         detail::write_json_group(json, group);
         if (out.size() >= chunk_bytes) flush(out);

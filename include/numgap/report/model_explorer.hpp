@@ -53,18 +53,19 @@ inline std::string to_model_explorer(const comparison_report& report, std::strin
     std::string out;
     io::json_writer json(out);
     json.begin_object().key("results").begin_object();
-    const report_metric* rule = nullptr;
-    for (const group_report& group : report.groups) {
-        if (!group.compared()) continue;
-        const report_metric* value = group.find_metric(metric);
+    const report_rows& rows = report.groups;
+    std::optional<pass_rule> rule;
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+        if (!rows.compared(g)) continue;
+        const report_rows::metric_cell* value = rows.find_metric(g, metric);
         if (!value) continue;
-        if (!rule && value->has_rule()) rule = value;
-        for (const std::string& node : group.reference_nodes)
+        if (!rule) rule = rows.metric_rule(*value);
+        for (const std::string_view node : rows.reference_nodes(g))
             json.line_break().key(node).begin_object().key("value").number(value->value).end_object();
     }
     json.line_break().end_object();
     json.key("thresholds").begin_array();
-    if (rule) detail::write_model_explorer_thresholds(json, *rule->rule);
+    if (rule) detail::write_model_explorer_thresholds(json, *rule);
     json.end_array().end_object();
     out += '\n';
     return out;

@@ -27,6 +27,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -66,10 +68,10 @@ inline std::string clip(std::string_view text, std::size_t width) {
     return clip_to_width(terminal_text(text), width);
 }
 
-inline int severity(const group_report& group) {
-    switch (group.status) {
+inline int severity(group_status status, bool error_origin) {
+    switch (status) {
     case group_status::error: return 0;
-    case group_status::fail: return group.error_origin ? 1 : 2;
+    case group_status::fail: return error_origin ? 1 : 2;
     case group_status::missing: return 3;
     case group_status::pass: return 4;
     case group_status::unmatched: return 5;
@@ -88,21 +90,23 @@ inline std::string match_cell(const group_report& group) {
 }
 
 // Larger is worse; NaN counts as worst of all.
-inline double badness(const group_report& group, const std::string& metric) {
-    const report_metric* value = group.find_metric(metric);
-    if (!value || !value->has_rule()) return 0;
+inline double badness(const report_rows& rows, std::size_t g, const std::string& metric) {
+    const report_rows::metric_cell* value = rows.find_metric(g, metric);
+    const std::optional<pass_rule> rule = value ? rows.metric_rule(*value) : std::nullopt;
+    if (!rule) return 0;
     if (std::isnan(value->value)) return HUGE_VAL;
-    const bool higher_is_better = value->rule->op == comparison::ge || value->rule->op == comparison::gt;
+    const bool higher_is_better = rule->op == comparison::ge || rule->op == comparison::gt;
     return higher_is_better ? -value->value : value->value;
 }
 } // namespace detail
 
 inline std::string format_summary_table(const comparison_report& report,
                                         const summary_table_options& options = {}) {
+    const report_rows& rows = report.groups;
     std::string primary;
     for (const std::string& name : report.metric_names) {
-        for (const group_report& group : report.groups)
-            if (const report_metric* m = group.find_metric(name); m && m->has_rule()) {
+        for (std::size_t g = 0; g < rows.size(); ++g)
+            if (const report_rows::metric_cell* m = rows.find_metric(g, name); m && rows.metric_rule(*m)) {
                 primary = name;
                 break;
             }
@@ -132,15 +136,17 @@ inline std::string format_summary_table(const comparison_report& report,
     std::vector<row_key> shown_rows; // a heap under `worse`: its front is the mildest row kept
     shown_rows.reserve(std::min(options.max_rows, report.groups.size()));
     std::size_t row_count = 0; // groups that are not unmatched nodes
-    for (std::size_t g = 0; g < report.groups.size(); ++g) {
-        const group_report& group = report.groups[g];
-        if (group.status == group_status::unmatched) continue;
+    for (std::size_t g = 0; g < rows.size(); ++g) {
+        const group_status status = rows.status(g);
+        if (status == group_status::unmatched) continue;
         ++row_count;
-        row_key key{detail::severity(group), group.status == group_status::fail, 0, 0, group.order, g};
+        row_key key{
+            detail::severity(status, rows.error_origin(g)), status == group_status::fail, 0, 0, rows.order(g), g};
         if (key.failing) {
-            key.failed_metrics = std::count_if(group.metrics.begin(), group.metrics.end(),
-                                               [](const report_metric& m) { return !m.passed; });
-            key.badness = detail::badness(group, primary);
+            const std::span<const report_rows::metric_cell> metrics = rows.metrics(g);
+            key.failed_metrics = std::count_if(metrics.begin(), metrics.end(),
+                                               [](const report_rows::metric_cell& m) { return !m.passed; });
+            key.badness = detail::badness(rows, g, primary);
         }
         if (shown_rows.size() < options.max_rows) {
             shown_rows.push_back(key);
@@ -223,10 +229,10 @@ inline std::string format_summary_table(const comparison_report& report,
     if (s.unmatched_reference != 0) {
         out += "unmatched reference nodes (not compared):";
         std::size_t named = 0;
-        for (const group_report& group : report.groups) {
-            if (group.status != group_status::unmatched || group.reference_nodes.empty()) continue;
+        for (std::size_t g = 0; g < rows.size(); ++g) {
+            if (rows.status(g) != group_status::unmatched || rows.reference_nodes(g).empty()) continue;
             if (named == options.max_unmatched_names) break;
-            out += (named ? ", " : " ") + detail::clip(group.reference_nodes.back(), options.max_name_width);
+            out += (named ? ", " : " ") + detail::clip(rows.reference_nodes(g).back(), options.max_name_width);
             ++named;
         }
         if (s.unmatched_reference > named) out += " ... and " + std::to_string(s.unmatched_reference - named) + " more";

@@ -1,0 +1,90 @@
+#pragma once
+// numgap::detail::text_arena: many short texts (node names, tensor keys) in
+// one character array, each named by an 8-byte text_ref (offset and size)
+// instead of a std::string of 32 bytes plus a heap block past 15
+// characters. graph.json's node table and a report's rows keep their texts
+// this way; text_list views a span of refs as a range of string_view.
+// Views stay valid until the arena next grows.
+// Limit: 4 GiB of text in all; past it numgap::error (error_kind::limit)
+// with the caller's message.
+// Complexity: store O(text) amortised; views O(1). Throws: as above;
+// std::bad_alloc.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <numgap/core/error.hpp>
+
+namespace numgap::detail {
+
+// Where a text lives in a text_arena.
+struct text_ref {
+    std::uint32_t offset = 0, size = 0;
+};
+
+// A list of texts: a range of std::string_view with size() and []
+// (hand-written: clang 14 cannot use libstdc++'s transform_view).
+class text_list {
+public:
+    class iterator {
+    public:
+        using value_type = std::string_view;
+        using difference_type = std::ptrdiff_t;
+        iterator() = default;
+        iterator(const text_ref* at, const char* chars) : at_(at), chars_(chars) {}
+        std::string_view operator*() const noexcept { return {chars_ + at_->offset, at_->size}; }
+        iterator& operator++() noexcept {
+            ++at_;
+            return *this;
+        }
+        iterator operator++(int) noexcept {
+            iterator before = *this;
+            ++at_;
+            return before;
+        }
+        bool operator==(const iterator& other) const noexcept { return at_ == other.at_; }
+
+    private:
+        const text_ref* at_ = nullptr;
+        const char* chars_ = nullptr;
+    };
+
+    text_list(std::span<const text_ref> refs, const char* chars) : refs_(refs), chars_(chars) {}
+    std::size_t size() const noexcept { return refs_.size(); }
+    bool empty() const noexcept { return refs_.empty(); }
+    std::string_view operator[](std::size_t i) const noexcept { return {chars_ + refs_[i].offset, refs_[i].size}; }
+    std::string_view back() const noexcept { return (*this)[refs_.size() - 1]; }
+    iterator begin() const noexcept { return {refs_.data(), chars_}; }
+    iterator end() const noexcept { return {refs_.data() + refs_.size(), chars_}; }
+
+private:
+    std::span<const text_ref> refs_;
+    const char* chars_;
+};
+
+class text_arena {
+public:
+    // Stores `text` (which must not view this arena); `limit_message` is the
+    // error's message past 4 GiB.
+    text_ref store(std::string_view text, const char* limit_message) {
+        if (text.size() > max_chars - chars_.size()) throw error(error_kind::limit, limit_message);
+        const text_ref ref{std::uint32_t(chars_.size()), std::uint32_t(text.size())};
+        chars_.append(text);
+        return ref;
+    }
+    std::string_view operator[](text_ref ref) const noexcept { return {chars_.data() + ref.offset, ref.size}; }
+    text_list list(std::span<const text_ref> refs) const noexcept { return text_list(refs, chars_.data()); }
+
+    std::size_t size() const noexcept { return chars_.size(); }
+    void reserve(std::size_t chars) { chars_.reserve(chars); }
+    // Drops the texts stored from `chars` on (a roll-back).
+    void truncate(std::size_t chars) noexcept { chars_.resize(chars); }
+
+private:
+    static constexpr std::size_t max_chars = 0xffffffffu;
+    std::string chars_;
+};
+
+} // namespace numgap::detail
