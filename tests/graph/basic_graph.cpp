@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,7 +19,6 @@ TEST_CASE("basic_graph: add node defaults output key to name") {
     const auto a = g.add_node("a");
     CHECK(a == 0);
     CHECK(numgap_test::as_vector(g.node(a).output_keys) == std::vector<std::string>{"a"});
-    CHECK_FALSE(g.node(a).output_shapes); // no shape known yet
     CHECK_FALSE(g.output_shape(a, 0).has_value());
     CHECK(g.op_type(a).empty());
     CHECK(g.find("a") == a);
@@ -105,17 +105,29 @@ TEST_CASE("basic_graph: producer of resolves every output key") {
 TEST_CASE("basic_graph: output shapes are stored once one is set and cleared with the output keys") {
     numgap::basic_graph g;
     const auto split = g.add_node("split", "split", {}, {}, {"low", "high"});
-    CHECK_FALSE(g.node(split).output_shapes);
+    CHECK_FALSE(g.output_shape(split, 0).has_value());
+    CHECK_FALSE(g.output_shape(split, 1).has_value());
     g.set_output_shape(split, 1, {2, 3});
-    CHECK(g.node(split).output_shapes->size() == 2); // one per output key from the first shape on
     CHECK_FALSE(g.output_shape(split, 0).has_value());
     CHECK(g.output_shape(split, 1) == numgap::shape_type{2, 3});
     CHECK_FALSE(g.output_shape(split, 2).has_value()); // no such output
     g.set_output_shape(split, 0, {4});
     CHECK(g.output_shape(split, 0) == numgap::shape_type{4});
+    CHECK(g.output_shape(split, 1) == numgap::shape_type{2, 3});
+    // Replacing one output's shape by one of another rank keeps the others.
+    g.set_output_shape(split, 0, {});
+    CHECK(g.output_shape(split, 0) == numgap::shape_type{});
+    CHECK(g.output_shape(split, 1) == numgap::shape_type{2, 3});
+    g.set_output_shape(split, 0, {5, 6, 7, 8});
+    g.set_output_shape(split, 1, {9});
+    CHECK(g.output_shape(split, 0) == numgap::shape_type{5, 6, 7, 8});
+    CHECK(g.output_shape(split, 1) == numgap::shape_type{9});
     g.set_output_keys(split, {"a", "b", "c"});
-    CHECK_FALSE(g.node(split).output_shapes);
+    for (std::size_t k = 0; k < 3; ++k) CHECK_FALSE(g.output_shape(split, k).has_value());
+    g.set_output_shape(split, 2, {1});
+    CHECK_FALSE(g.output_shape(split, 0).has_value());
     CHECK_FALSE(g.output_shape(split, 1).has_value());
+    CHECK(g.output_shape(split, 2) == numgap::shape_type{1});
     CHECK_THROWS_WITH_AS(g.set_output_shape(split, 3, {1}), doctest::Contains("'split' has 3 outputs"), numgap::error);
 }
 
@@ -124,7 +136,7 @@ TEST_CASE("basic_graph: node without outputs") {
     const auto sink = g.add_node("print");
     g.set_output_keys(sink, {});
     CHECK(g.output_keys(sink).empty());
-    CHECK_FALSE(g.node(sink).output_shapes);
+    CHECK_FALSE(g.output_shape(sink, 0).has_value());
     CHECK_THROWS_WITH_AS(g.set_output_shape(sink, 0, {1}), doctest::Contains("'print' has 0 outputs"), numgap::error);
 }
 
@@ -207,6 +219,7 @@ TEST_CASE("basic_graph: agrees with a model of vectors through random edits") {
         std::vector<std::size_t> producers;
         std::vector<std::int64_t> handles;
         std::vector<std::string> keys;
+        std::vector<std::optional<numgap::shape_type>> shapes; // by output, up to the last one set
     };
     std::mt19937 rng(7);
     const auto pick = [&](std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng); };
@@ -215,7 +228,7 @@ TEST_CASE("basic_graph: agrees with a model of vectors through random edits") {
     for (int step = 0; step < 6000; ++step) {
         const std::size_t action = model.empty() ? 0 : pick(6);
         if (action == 0) {
-            model_node node{"n" + std::to_string(model.size()), {}, {}, {}};
+            model_node node{"n" + std::to_string(model.size()), {}, {}, {}, {}};
             for (std::size_t k = pick(3); k > 0 && !model.empty(); --k) node.producers.push_back(pick(model.size()));
             for (std::size_t k = pick(3); k > 0; --k) node.handles.push_back(std::int64_t(pick(100)));
             // No keys (the default: the name), the name itself, or keys of its own.
@@ -248,9 +261,16 @@ TEST_CASE("basic_graph: agrees with a model of vectors through random edits") {
                 keys.push_back("k" + std::to_string(step) + "_" + std::to_string(k));
             g.set_output_keys(node, keys);
             model[node].keys = keys;
+            model[node].shapes.clear();
         } else {
             const std::size_t node = pick(model.size());
-            if (!model[node].keys.empty()) g.set_output_shape(node, 0, {std::int64_t(step)});
+            if (model[node].keys.empty()) continue;
+            const std::size_t output = pick(model[node].keys.size());
+            numgap::shape_type shape(pick(5));
+            for (std::int64_t& extent : shape) extent = std::int64_t(pick(1000));
+            g.set_output_shape(node, output, shape);
+            if (model[node].shapes.size() <= output) model[node].shapes.resize(output + 1);
+            model[node].shapes[output] = shape;
         }
     }
     REQUIRE(g.num_nodes() == model.size());
@@ -262,6 +282,8 @@ TEST_CASE("basic_graph: agrees with a model of vectors through random edits") {
         CHECK(numgap_test::as_vector(g.output_keys(i)) == model[i].keys);
         CHECK(g.find(model[i].name) == i);
         for (const std::string& key : model[i].keys) CHECK(g.producer_of(key) == i);
+        for (std::size_t k = 0; k <= model[i].keys.size(); ++k)
+            CHECK(g.output_shape(i, k) == (k < model[i].shapes.size() ? model[i].shapes[k] : std::nullopt));
     }
 }
 } // TEST_SUITE("graph")

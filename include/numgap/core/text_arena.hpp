@@ -12,8 +12,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <string>
 #include <string_view>
+#include <vector>
 
 #include <numgap/core/error.hpp>
 
@@ -71,7 +71,7 @@ public:
     text_ref store(std::string_view text, const char* limit_message) {
         if (text.size() > max_chars - chars_.size()) throw error(error_kind::limit, limit_message);
         const text_ref ref{std::uint32_t(chars_.size()), std::uint32_t(text.size())};
-        chars_.append(text);
+        chars_.insert(chars_.end(), text.begin(), text.end());
         return ref;
     }
     std::string_view operator[](text_ref ref) const noexcept { return {chars_.data() + ref.offset, ref.size}; }
@@ -84,7 +84,10 @@ public:
 
 private:
     static constexpr std::size_t max_chars = 0xffffffffu;
-    std::string chars_;
+    // A vector, not a std::string: assigning an empty arena to a std::string
+    // keeps its block (libstdc++ copies a short string into the old buffer),
+    // and clear() by assignment must hand the memory back.
+    std::vector<char> chars_;
 };
 
 } // namespace numgap::detail

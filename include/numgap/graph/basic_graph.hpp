@@ -29,6 +29,7 @@
 // lookup, or a graph of 2^31 nodes, keys or distinct op types
 // (error_kind::limit); its kind is graph and where().item the node, name or
 // key at fault.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -39,7 +40,6 @@
 #include <utility>
 #include <vector>
 
-#include <numgap/core/boxed.hpp>
 #include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/interned_texts.hpp>
@@ -51,16 +51,12 @@ namespace numgap {
 
 class basic_graph {
 public:
-    using output_shape_list = std::vector<std::optional<shape_type>>;
     // One node as node(i) shows it: views into the graph.
     struct node_view {
         const std::string& name;
         std::span<const std::size_t> producers;
         std::span<const std::int64_t> debug_handles;
         std::span<const std::string> output_keys;
-        // One per output key once a shape is set; nullptr while none is
-        // known (a million-node graph matched by name never needs one).
-        const output_shape_list* output_shapes;
         // The op type's position in the graph's table of distinct op types
         // (op_type(i) gives the text); 0 is the empty op.
         std::uint32_t op_index;
@@ -144,7 +140,7 @@ public:
         keys_.swap_lists(node, incoming);
         keys_.truncate(incoming);
         keys_are_name_[node] = false;
-        if (node < output_shapes_.size()) output_shapes_[node].reset();
+        if (node < shapes_.num_lists()) shapes_.assign(node, no_shape, no_shape);
         if (shared) {
             rebuild_key_index();
             return;
@@ -164,11 +160,27 @@ public:
                             " outputs; cannot set the shape of output " + std::to_string(output),
                         error_location::of_item(names_[node]));
         }
-        // One box per node from the first shape on, 8 bytes while empty.
-        if (output_shapes_.size() <= node) output_shapes_.resize(node + 1);
-        output_shape_list& shapes = output_shapes_[node] ? *output_shapes_[node] : output_shapes_[node].emplace();
-        shapes.resize(outputs);
-        shapes[output] = std::move(shape);
+        // Node `node`'s entries rewritten: those before `output` kept (unknown
+        // ones added up to it), this one replaced, those after it kept.
+        const std::span<const std::int64_t> old = shape_list(node);
+        std::vector<std::int64_t>& entries = shape_scratch_;
+        entries.clear();
+        std::size_t at = 0, k = 0;
+        for (; k < output; ++k) {
+            const std::size_t end = at < old.size() ? at + 1 + std::size_t(std::max<std::int64_t>(old[at], 0)) : at;
+            if (at < old.size())
+                entries.insert(entries.end(), old.begin() + std::ptrdiff_t(at), old.begin() + std::ptrdiff_t(end));
+            else entries.push_back(unknown_rank);
+            at = end;
+        }
+        entries.push_back(std::int64_t(shape.size()));
+        entries.insert(entries.end(), shape.begin(), shape.end());
+        if (at < old.size()) {
+            at += 1 + std::size_t(std::max<std::int64_t>(old[at], 0));
+            entries.insert(entries.end(), old.begin() + std::ptrdiff_t(at), old.end());
+        }
+        while (shapes_.num_lists() <= node) shapes_.push_list(no_shape, no_shape);
+        shapes_.assign(node, entries.begin(), entries.end());
     }
 
     void set_op(std::size_t node, std::string_view op) {
@@ -196,7 +208,7 @@ public:
 
     node_view node(std::size_t i) const {
         NUMGAP_ASSERT(i < names_.size());
-        return {names_[i], producers(i), debug_handles(i), output_keys(i), shapes_of(i), ops_[i]};
+        return {names_[i], producers(i), debug_handles(i), output_keys(i), ops_[i]};
     }
     bool empty() const noexcept { return names_.empty(); }
     // True while every edge points from a lower to a higher index (always,
@@ -243,8 +255,13 @@ public:
     }
     std::optional<shape_type> output_shape(std::size_t i, std::size_t k) const {
         NUMGAP_ASSERT(i < names_.size());
-        const output_shape_list* shapes = shapes_of(i);
-        return shapes != nullptr && k < shapes->size() ? (*shapes)[k] : std::nullopt;
+        const std::span<const std::int64_t> entries = shape_list(i);
+        std::size_t at = 0;
+        for (std::size_t output = 0; output < k && at < entries.size(); ++output)
+            at += 1 + std::size_t(std::max<std::int64_t>(entries[at], 0));
+        if (at >= entries.size() || entries[at] == unknown_rank) return std::nullopt;
+        const auto first = entries.begin() + std::ptrdiff_t(at + 1);
+        return shape_type(first, first + std::ptrdiff_t(entries[at]));
     }
 
 private:
@@ -258,10 +275,15 @@ private:
         std::uint32_t node, output;
     };
 
-    // Node i's shapes, or nullptr while none is set.
-    const output_shape_list* shapes_of(std::size_t i) const noexcept {
-        return i < output_shapes_.size() && output_shapes_[i] ? &*output_shapes_[i] : nullptr;
+    // Node i's output shapes, encoded: for each output from the first up to
+    // the last one set, its rank (unknown_rank when not known) and extents.
+    // Empty while none is set (a million-node graph matched by name never
+    // needs one); a node past the pool's lists has none.
+    std::span<const std::int64_t> shape_list(std::size_t i) const noexcept {
+        return i < shapes_.num_lists() ? shapes_.get(i) : std::span<const std::int64_t>();
     }
+    static constexpr std::int64_t unknown_rank = -1;
+    static constexpr const std::int64_t* no_shape = nullptr;
 
     void check_index(std::size_t node, const char* what) const {
         if (node >= names_.size()) {
@@ -346,14 +368,16 @@ private:
 
     // Node i is position i of each: names_, ops_ (positions in op_types_),
     // list i of each pool, keys_are_name_ (output keys are {name}: its key
-    // list is empty and unused), and output_shapes_ once a shape is set.
+    // list is empty and unused), and list i of shapes_ once a shape is set
+    // on node i or a later node.
     std::vector<std::string> names_;
     std::vector<std::uint32_t> ops_;
     detail::list_pool<std::size_t> producers_{"producers"};
     detail::list_pool<std::int64_t> handles_{"debug handles"};
     detail::list_pool<std::string> keys_{"output keys"};
     std::vector<bool> keys_are_name_;
-    std::vector<boxed<output_shape_list>> output_shapes_;
+    detail::list_pool<std::int64_t> shapes_{"output shape extents"};
+    std::vector<std::int64_t> shape_scratch_; // set_output_shape's new entries
     bool index_order_is_topological_ = true;
     detail::key_index name_index_;
     detail::key_index key_index_;

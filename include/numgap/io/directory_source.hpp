@@ -372,6 +372,7 @@ private:
             }
             entry = listed.erase(entry);
         }
+        safetensors_.shrink_to_fit();
     }
 
     std::filesystem::path path_;

@@ -109,6 +109,7 @@ private:
 
 namespace detail {
 inline opened_run_source finish_safetensors_run(safetensors_tensors tensors) {
+    tensors.shrink_to_fit();
     opened_run_source opened;
     opened.total_bytes = tensors.total_bytes();
     opened.source = std::make_shared<const safetensors_source>(std::move(tensors));
