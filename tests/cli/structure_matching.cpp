@@ -16,6 +16,7 @@
 #include <map>
 #include <random>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -63,7 +64,7 @@ std::vector<net_node> squeezenet_like(int fires) {
     return net;
 }
 
-std::size_t index_of(const std::vector<net_node>& net, const std::string& name) {
+std::size_t index_of(const std::vector<net_node>& net, std::string_view name) {
     for (std::size_t i = 0; i < net.size(); ++i)
         if (net[i].name == name) return i;
     FAIL("no node " << name);

@@ -88,7 +88,7 @@ TEST_CASE("run_graph: generated input names stay unique when 'input:<key>' is it
     const numgap::basic_graph graph = numgap::run_graph(manifest, std::vector<std::string>{});
     REQUIRE(graph.num_nodes() == 5);
     std::vector<std::string> names;
-    for (std::size_t n = 0; n < graph.num_nodes(); ++n) names.push_back(graph.node_name(n));
+    for (std::size_t n = 0; n < graph.num_nodes(); ++n) names.emplace_back(graph.node_name(n));
     CHECK(names == std::vector<std::string>{"x", "input:x#2", "input:x", "input:input:x#2", "w"});
     CHECK(numgap_test::as_vector(graph.output_keys(graph.find("input:x#2").value())) == std::vector<std::string>{"x"});
     CHECK(numgap_test::as_vector(graph.output_keys(graph.find("input:input:x#2").value())) ==

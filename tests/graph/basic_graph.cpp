@@ -131,6 +131,16 @@ TEST_CASE("basic_graph: output shapes are stored once one is set and cleared wit
     CHECK_THROWS_WITH_AS(g.set_output_shape(split, 3, {1}), doctest::Contains("'split' has 3 outputs"), numgap::error);
 }
 
+TEST_CASE("basic_graph: a node named by a view of another node's name copies it") {
+    numgap::basic_graph g;
+    const std::string long_name(100, 'n');
+    g.add_node(long_name);
+    // Each add may grow the graph's text while the name it copies lies in it.
+    for (int i = 0; i < 200; ++i) g.add_node(g.node_name(std::size_t(i)), g.op_type(0));
+    for (std::size_t i = 0; i < g.num_nodes(); ++i) CHECK(g.node_name(i) == long_name);
+    CHECK_THROWS_AS(g.find(long_name), numgap::error); // 201 nodes share it
+}
+
 TEST_CASE("basic_graph: node without outputs") {
     numgap::basic_graph g;
     const auto sink = g.add_node("print");

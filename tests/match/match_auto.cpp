@@ -151,7 +151,8 @@ TEST_CASE("match_auto: handles and names stay exact on random graphs") {
             continue;
         }
         const auto& target_node = pair.target.node(pair.counterpart[r].back());
-        if (target_node.debug_handles.empty() && target_node.name != pair.reference.node(r).name + "_output_0")
+        if (target_node.debug_handles.empty() &&
+            target_node.name != std::string(pair.reference.node(r).name) + "_output_0")
             continue;
         INFO("reference node " << r);
         CHECK(group_of(result, r) != nullptr);

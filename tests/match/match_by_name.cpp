@@ -215,7 +215,8 @@ TEST_CASE("match_by_name: is exact on random graphs") {
         std::set<std::pair<std::size_t, std::size_t>> expected, found;
         for (std::size_t r = 0; r < pair.reference.num_nodes(); ++r) {
             for (auto t : pair.counterpart[r])
-                if (pair.target.node(t).name == pair.reference.node(r).name + "_output_0") expected.emplace(r, t);
+                if (pair.target.node(t).name == std::string(pair.reference.node(r).name) + "_output_0")
+                    expected.emplace(r, t);
         }
         for (const auto& group : result.groups) {
             REQUIRE(group.reference_nodes.size() == 1);
@@ -312,7 +313,7 @@ TEST_CASE("match_by_name: large graphs group exactly") {
         const std::size_t r = group.reference_nodes[0];
         REQUIRE((g == 0 || r > previous_reference));
         previous_reference = r;
-        const std::string& name = ref.node(r).name;
+        const std::string name(ref.node(r).name);
         REQUIRE(name.starts_with("layer"));
         const std::size_t i = std::stoul(name.substr(5));
         REQUIRE(group.target_nodes[0] == target_of_name[i]);

@@ -234,7 +234,7 @@ inline void shuffle_topologically(synthetic_pair& pair, std::mt19937_64& rng) {
         const auto& old_node = old_target.node(node);
         std::vector<std::size_t> inputs;
         for (auto producer : old_node.producers) inputs.push_back(new_index[producer]);
-        new_index[node] = shuffled.add_node(old_node.name, old_target.op_type(node), inputs,
+        new_index[node] = shuffled.add_node(std::string(old_node.name), old_target.op_type(node), inputs,
                                             {old_node.debug_handles.begin(), old_node.debug_handles.end()});
         if (const auto shape = old_target.output_shape(node, 0)) shuffled.set_output_shape(new_index[node], 0, *shape);
         for (auto consumer : consumers[node])
@@ -287,7 +287,7 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
     std::size_t fresh = 0;
     auto name_of = [&](std::size_t r) {
         return options.rename ? "t" + std::to_string(fresh++) + "_" + std::to_string(rng() % 1000)
-                              : reference.node(r).name + "_output_0";
+                              : std::string(reference.node(r).name) + "_output_0";
     };
     auto shape_of = [&](const numgap::shape_type& shape) {
         if (!options.nhwc || shape.size() != 4) return shape;
@@ -349,8 +349,9 @@ inline synthetic_pair derive_target(numgap::basic_graph reference, const derive_
                 handles.push_back(static_cast<std::int64_t>(member));
             }
             const std::size_t last = chain.back();
-            const std::size_t t = add_target(options.rename ? name_of(last) : reference.node(last).name + "_output_0",
-                                             op, inputs, handles, *reference.output_shape(last, 0));
+            const std::size_t t =
+                add_target(options.rename ? name_of(last) : std::string(reference.node(last).name) + "_output_0", op,
+                           inputs, handles, *reference.output_shape(last, 0));
             for (auto member : chain) {
                 value[member] = t;
                 pair.counterpart[member] = {t};

@@ -90,7 +90,7 @@ std::vector<unmatched_node> describe_unmatched(const Graph& graph, std::vector<s
     std::vector<unmatched_node> described;
     described.reserve(nodes.size());
     for (std::size_t i = 0; i < nodes.size(); ++i)
-        described.push_back({nodes[i], names[nodes[i]], std::string(numgap::op_type(graph, nodes[i])),
+        described.push_back({nodes[i], std::string(names[nodes[i]]), std::string(numgap::op_type(graph, nodes[i])),
                              held[i] ? last_output_key(graph, nodes[i]) : std::nullopt});
     return described;
 }

@@ -59,7 +59,7 @@ std::vector<std::string> report_names(const G& g) {
     const std::size_t n = numgap::num_nodes(g);
     std::vector<std::string> names(n);
     for (std::size_t i = 0; i < n; ++i) names[i] = std::string(numgap::node_name(g, i));
-    if (names_given_and_unique(n, [&](std::size_t i) -> const std::string& { return names[i]; })) return names;
+    if (names_given_and_unique(n, [&](std::size_t i) -> std::string_view { return names[i]; })) return names;
     std::unordered_map<std::string, std::size_t> seen;
     seen.reserve(n);
     for (std::size_t i = 0; i < n; ++i) ++seen[names[i]];
@@ -80,25 +80,27 @@ std::vector<std::string> report_names(const G& g) {
 }
 
 // The report names of g's nodes (report_names) as `table[i]`. When g's
-// node_name gives a const std::string& and every name is given and unique
-// (the usual case), the table refers to the graph's own strings: a run of a
-// million nodes is not copied name by name for the report. Else it holds
+// node_name gives a const std::string& or a std::string_view (text the
+// graph keeps, as basic_graph's) and every name is given and unique (the
+// usual case), the table refers to the graph's own text: a run of a million
+// nodes is not copied name by name for the report. Else it holds
 // report_names(g). The graph must outlive the table.
 template <graph G>
 class report_name_table {
+    using given_name = decltype(numgap::node_name(std::declval<const G&>(), std::size_t{}));
     static constexpr bool can_refer =
-        std::is_same_v<decltype(numgap::node_name(std::declval<const G&>(), std::size_t{})), const std::string&>;
+        std::is_same_v<given_name, const std::string&> || std::is_same_v<given_name, std::string_view>;
 
 public:
     explicit report_name_table(const G& g) : graph_(&g) {
         if constexpr (can_refer)
             if (names_given_and_unique(numgap::num_nodes(g),
-                                       [&g](std::size_t i) -> const std::string& { return numgap::node_name(g, i); }))
+                                       [&g](std::size_t i) -> std::string_view { return numgap::node_name(g, i); }))
                 return;
         owned_ = report_names(g);
         owns_ = true;
     }
-    const std::string& operator[](std::size_t i) const {
+    std::string_view operator[](std::size_t i) const {
         if constexpr (can_refer)
             if (!owns_) return numgap::node_name(*graph_, i);
         return owned_[i];
@@ -113,7 +115,7 @@ public:
         if constexpr (can_refer) {
             const std::size_t count = numgap::num_nodes(*graph_);
             copied.reserve(count);
-            for (std::size_t i = 0; i < count; ++i) copied.push_back(numgap::node_name(*graph_, i));
+            for (std::size_t i = 0; i < count; ++i) copied.emplace_back(numgap::node_name(*graph_, i));
         }
         return copied;
     }
@@ -128,7 +130,7 @@ template <class Names>
 std::vector<std::string> names_of(const Names& names, const node_list& nodes) {
     std::vector<std::string> result;
     result.reserve(nodes.size());
-    for (std::size_t node : nodes) result.push_back(names[node]);
+    for (std::size_t node : nodes) result.emplace_back(names[node]);
     return result;
 }
 

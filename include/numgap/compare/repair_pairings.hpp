@@ -195,7 +195,8 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
                         every_candidate_tried = false;
                         continue;
                     }
-                    trial.row = with_target(rows[g], {target_names[candidate]}, std::string(*std::prev(std::end(keys))));
+                    trial.row = with_target(rows[g], {std::string(target_names[candidate])},
+                                            std::string(*std::prev(std::end(keys))));
                     compare_group(trial.row, true);
                     some_candidate_passes = some_candidate_passes || trial.row.status == group_status::pass;
                     if (pair_score(trial.row) == 0) continue;
@@ -268,7 +269,7 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
                 best->partner_row.kind = partner.kind;
                 best->partner_row.ambiguous_with.clear();
                 for (std::size_t node : partner.ambiguous_with)
-                    best->partner_row.ambiguous_with.push_back(target_names[node]);
+                    best->partner_row.ambiguous_with.emplace_back(target_names[node]);
                 rows[*best->partner] = std::move(best->partner_row);
                 shapes_differ[*best->partner] = false;
                 touched[*best->partner] = true;
@@ -292,7 +293,7 @@ repair_outcome repair_pairings(match_result& matches, std::vector<group_report>&
             best->row.fails_every_candidate = settled && best->row.status == group_status::fail;
             best->row.kind = group.kind;
             best->row.ambiguous_with.clear();
-            for (std::size_t node : group.ambiguous_with) best->row.ambiguous_with.push_back(target_names[node]);
+            for (std::size_t node : group.ambiguous_with) best->row.ambiguous_with.emplace_back(target_names[node]);
             rows[g] = std::move(best->row);
             shapes_differ[g] = false;
             touched[g] = true;

@@ -49,7 +49,7 @@ namespace detail {
 // Gives every output of `graph` whose shape is unknown the shape `shape_of(key)` returns, if any.
 template <class ShapeOf> void fill_output_shapes(basic_graph& graph, ShapeOf&& shape_of) {
     for (std::size_t node = 0; node < graph.num_nodes(); ++node) {
-        const std::span<const std::string> keys = graph.output_keys(node);
+        const basic_graph::text_list keys = graph.output_keys(node); // setting a shape leaves it valid
         for (std::size_t output = 0; output < keys.size(); ++output) {
             if (graph.output_shape(node, output)) continue;
             if (std::optional<shape_type> shape = shape_of(keys[output]))
@@ -63,7 +63,7 @@ template <class ShapeOf> void fill_output_shapes(basic_graph& graph, ShapeOf&& s
 // opened run's index.
 template <class FindSpec>
 void fill_declared_shapes(basic_graph& graph, FindSpec&& find_spec) {
-    fill_output_shapes(graph, [&](const std::string& key) -> std::optional<shape_type> {
+    fill_output_shapes(graph, [&](std::string_view key) -> std::optional<shape_type> {
         const io::tensor_spec* spec = find_spec(key);
         if (spec == nullptr || !spec->shape) return std::nullopt;
         return io::reference_order_shape(*spec, *spec->shape);
@@ -95,10 +95,14 @@ basic_graph run_graph_nodes(const io::run_manifest& manifest, const KeyRange& te
         if (name_positions.insert(name, names.size()).second) names.push_back(name);
     };
     const auto name_taken = [&](std::string_view name) { return name_positions.find(name).has_value(); };
-    for (std::size_t node = 0; node < nodes.size(); ++node) add_name(nodes.name(node));
+    std::size_t name_chars = 0;
+    for (std::size_t node = 0; node < nodes.size(); ++node) {
+        add_name(nodes.name(node));
+        name_chars += nodes.name(node).size();
+    }
     // Input nodes' names are made here; a deque never moves them.
     std::deque<std::string> input_names;
-    graph.reserve(nodes.size());
+    graph.reserve(nodes.size(), name_chars);
     // Reused for every node: the graph copies them.
     std::vector<std::size_t> producer_indices;
     std::vector<std::int64_t> handles;
@@ -127,8 +131,7 @@ basic_graph run_graph_nodes(const io::run_manifest& manifest, const KeyRange& te
         const auto node_outputs = nodes.outputs(node);
         outputs.resize(node_outputs.size());
         for (std::size_t k = 0; k < outputs.size(); ++k) outputs[k] = node_outputs[k];
-        const std::size_t index =
-            graph.add_node(std::string(nodes.name(node)), nodes.op(node), producer_indices, handles, outputs);
+        const std::size_t index = graph.add_node(nodes.name(node), nodes.op(node), producer_indices, handles, outputs);
         if (outputs.empty()) graph.set_output_keys(index, {});
         for (const std::string_view output : node_outputs) {
             if (keys.size() >= detail::max_key_positions)
@@ -156,7 +159,7 @@ basic_graph run_graph(const io::run_manifest& manifest, const KeyRange& tensor_k
 // when structure matching will run: one small read per file is most of the
 // graph's cost for runs of many small tensors.
 inline void add_stored_shapes(basic_graph& graph, const io::run_directory& run) {
-    detail::fill_output_shapes(graph, [&](const std::string& key) { return run.stored_shape(key); });
+    detail::fill_output_shapes(graph, [&](std::string_view key) { return run.stored_shape(key); });
 }
 
 // Which output shapes run_graph(run, ...) gives the nodes.

@@ -9,8 +9,13 @@
 // with the caller's message.
 // Complexity: store O(text) amortised; views O(1). Throws: as above;
 // std::bad_alloc.
+#include <algorithm>
+#include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <iterator>
+#include <ranges>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -28,23 +33,44 @@ struct text_ref {
 // (hand-written: clang 14 cannot use libstdc++'s transform_view).
 class text_list {
 public:
+    // Random access, so that std::prev(end()) and the like work.
     class iterator {
     public:
+        using iterator_category = std::random_access_iterator_tag;
         using value_type = std::string_view;
         using difference_type = std::ptrdiff_t;
+        using reference = std::string_view;
+        using pointer = void;
         iterator() = default;
         iterator(const text_ref* at, const char* chars) : at_(at), chars_(chars) {}
         std::string_view operator*() const noexcept { return {chars_ + at_->offset, at_->size}; }
-        iterator& operator++() noexcept {
-            ++at_;
-            return *this;
-        }
+        std::string_view operator[](difference_type n) const noexcept { return *(*this + n); }
+        iterator& operator++() noexcept { return *this += 1; }
+        iterator& operator--() noexcept { return *this -= 1; }
         iterator operator++(int) noexcept {
             iterator before = *this;
             ++at_;
             return before;
         }
+        iterator operator--(int) noexcept {
+            iterator before = *this;
+            --at_;
+            return before;
+        }
+        iterator& operator+=(difference_type n) noexcept {
+            at_ += n;
+            return *this;
+        }
+        iterator& operator-=(difference_type n) noexcept {
+            at_ -= n;
+            return *this;
+        }
+        friend iterator operator+(iterator it, difference_type n) noexcept { return it += n; }
+        friend iterator operator+(difference_type n, iterator it) noexcept { return it += n; }
+        friend iterator operator-(iterator it, difference_type n) noexcept { return it -= n; }
+        friend difference_type operator-(const iterator& a, const iterator& b) noexcept { return a.at_ - b.at_; }
         bool operator==(const iterator& other) const noexcept { return at_ == other.at_; }
+        auto operator<=>(const iterator& other) const noexcept { return at_ <=> other.at_; }
 
     private:
         const text_ref* at_ = nullptr;
@@ -66,12 +92,22 @@ private:
 
 class text_arena {
 public:
-    // Stores `text` (which must not view this arena); `limit_message` is the
-    // error's message past 4 GiB.
+    // Stores `text` (which may view this arena: basic_graph::add_node(
+    // g.node_name(i)) is a copy of a name); `limit_message` is the error's
+    // message past 4 GiB.
     text_ref store(std::string_view text, const char* limit_message) {
-        if (text.size() > max_chars - chars_.size()) throw error(error_kind::limit, limit_message);
-        const text_ref ref{std::uint32_t(chars_.size()), std::uint32_t(text.size())};
-        chars_.insert(chars_.end(), text.begin(), text.end());
+        const std::size_t size = chars_.size();
+        if (text.size() > max_chars - size) throw error(error_kind::limit, limit_message);
+        const text_ref ref{std::uint32_t(size), std::uint32_t(text.size())};
+        const std::less_equal<const char*> at_or_before;
+        if (!text.empty() && at_or_before(chars_.data(), text.data()) &&
+            std::less<const char*>()(text.data(), chars_.data() + size)) {
+            const std::size_t from = std::size_t(text.data() - chars_.data()); // growing moves what it views
+            chars_.resize(size + text.size());
+            std::copy_n(chars_.data() + from, text.size(), chars_.data() + size);
+        } else {
+            chars_.insert(chars_.end(), text.begin(), text.end());
+        }
         return ref;
     }
     std::string_view operator[](text_ref ref) const noexcept { return {chars_.data() + ref.offset, ref.size}; }
@@ -91,3 +127,7 @@ private:
 };
 
 } // namespace numgap::detail
+
+// A text_list views the arena's text: its iterators outlive the list object.
+template <>
+inline constexpr bool std::ranges::enable_borrowed_range<numgap::detail::text_list> = true;

@@ -45,53 +45,60 @@
 #include <numgap/core/interned_texts.hpp>
 #include <numgap/core/key_index.hpp>
 #include <numgap/core/list_pool.hpp>
+#include <numgap/core/text_arena.hpp>
 #include <numgap/graph/output_shape.hpp>
 
 namespace numgap {
 
 class basic_graph {
+    using text_ref = detail::text_ref;
+
 public:
+    // A node's output keys: a range of std::string_view with size() and [].
+    using text_list = detail::text_list;
     // One node as node(i) shows it: views into the graph.
     struct node_view {
-        const std::string& name;
+        std::string_view name;
         std::span<const std::size_t> producers;
         std::span<const std::int64_t> debug_handles;
-        std::span<const std::string> output_keys;
+        text_list output_keys;
         // The op type's position in the graph's table of distinct op types
         // (op_type(i) gives the text); 0 is the empty op.
         std::uint32_t op_index;
     };
 
     // Adds a node; no output keys means one, the name. The lists are copied.
-    std::size_t add_node(std::string name, std::string_view op = {}, const std::vector<std::size_t>& producers = {},
+    std::size_t add_node(std::string_view name, std::string_view op = {},
+                         const std::vector<std::size_t>& producers = {},
                          const std::vector<std::int64_t>& debug_handles = {},
                          const std::vector<std::string>& output_keys = {}) {
         const std::size_t index = names_.size();
         if (index >= max_entries)
             throw error(error_kind::limit, "basic_graph: a graph of more than 2^31 - 1 nodes cannot be indexed",
-                        error_location::of_item(name));
+                        error_location::of_item(std::string(name)));
         for (std::size_t producer : producers) {
             if (producer >= index) {
                 throw error(error_kind::graph,
-                            "basic_graph: node '" + name + "' (index " + std::to_string(index) +
+                            "basic_graph: node '" + std::string(name) + "' (index " + std::to_string(index) +
                                 ") lists producer index " + std::to_string(producer) + ", but only " +
                                 std::to_string(index) + " nodes exist; add producers first or use add_edge",
-                            error_location::of_item(name));
+                            error_location::of_item(std::string(name)));
             }
         }
         const bool keys_are_name = output_keys.empty() || (output_keys.size() == 1 && output_keys[0] == name);
         const std::uint32_t op_index = intern_op(op);
         // The members grow by one node or none: a throw midway takes back what was added.
+        const std::size_t chars = texts_.size();
         try {
             producers_.push_list(producers.begin(), producers.end());
             handles_.push_list(debug_handles.begin(), debug_handles.end());
-            if (keys_are_name) keys_.push_list(output_keys.end(), output_keys.end());
-            else keys_.push_list(output_keys.begin(), output_keys.end());
+            push_keys(keys_are_name ? std::span<const std::string>() : std::span<const std::string>(output_keys));
             keys_are_name_.push_back(keys_are_name);
             ops_.push_back(op_index);
-            names_.push_back(std::move(name));
+            names_.push_back(store(name));
         } catch (...) {
             shrink_to(index);
+            texts_.truncate(chars);
             throw;
         }
         index_name(index);
@@ -120,15 +127,18 @@ public:
     // shapes are reset to unknown.
     void set_output_keys(std::size_t node, std::vector<std::string> keys) {
         check_index(node, "set_output_keys");
+        // Replaced keys leave their text behind: compacted (before anything
+        // changes) once it is the majority, so repeated calls keep the text
+        // within about twice its size.
+        if (garbage_chars_ > texts_.size() / 2 && garbage_chars_ > 4096) compact_texts();
         // The new list goes into the pool first (the only step that may
         // throw), as a list of its own, swapped in once the old keys are unindexed.
-        const std::size_t incoming =
-            keys_.push_list(std::make_move_iterator(keys.begin()), std::make_move_iterator(keys.end()));
+        const std::size_t incoming = push_keys(keys);
         // Unindexing the old keys one by one keeps this O(#keys) (a graph
         // loader may call it for every node); a key several nodes share
         // needs the others' entries back, which only a rebuild knows.
         bool shared = false;
-        for (const std::string& key : output_keys(node)) {
+        for (const std::string_view key : output_keys(node)) {
             const std::uint32_t* entry = key_index_.find(key, key_equals{this});
             if (entry == nullptr) continue;
             if (*entry & ambiguous_bit) {
@@ -137,6 +147,7 @@ public:
             }
             key_index_.erase(key, key_equals{this});
         }
+        for (const text_ref old : keys_.get(node)) garbage_chars_ += old.size;
         keys_.swap_lists(node, incoming);
         keys_.truncate(incoming);
         keys_are_name_[node] = false;
@@ -156,9 +167,9 @@ public:
         const std::size_t outputs = output_keys(node).size();
         if (output >= outputs) {
             throw error(error_kind::graph,
-                        "basic_graph: node '" + names_[node] + "' has " + std::to_string(outputs) +
+                        "basic_graph: node '" + std::string(node_name(node)) + "' has " + std::to_string(outputs) +
                             " outputs; cannot set the shape of output " + std::to_string(output),
-                        error_location::of_item(names_[node]));
+                        error_location::of_item(std::string(node_name(node))));
         }
         // Node `node`'s entries rewritten: those before `output` kept (unknown
         // ones added up to it), this one replaced, those after it kept.
@@ -208,7 +219,7 @@ public:
 
     node_view node(std::size_t i) const {
         NUMGAP_ASSERT(i < names_.size());
-        return {names_[i], producers(i), debug_handles(i), output_keys(i), ops_[i]};
+        return {node_name(i), producers(i), debug_handles(i), output_keys(i), ops_[i]};
     }
     bool empty() const noexcept { return names_.empty(); }
     // True while every edge points from a lower to a higher index (always,
@@ -217,8 +228,10 @@ public:
     // matching a million-node graph then never walks the edges just to
     // learn the order is 0..n-1.
     bool index_order_is_topological() const noexcept { return index_order_is_topological_; }
-    // Room for n nodes of one producer and one output key each.
-    void reserve(std::size_t n) {
+    // Room for n nodes of one producer and one output key each, and for
+    // `text_chars` characters of names and output keys.
+    void reserve(std::size_t n, std::size_t text_chars = 0) {
+        texts_.reserve(text_chars);
         names_.reserve(n);
         ops_.reserve(n);
         keys_are_name_.reserve(n);
@@ -236,9 +249,9 @@ public:
         NUMGAP_ASSERT(i < names_.size());
         return producers_.get(i);
     }
-    const std::string& node_name(std::size_t i) const {
+    std::string_view node_name(std::size_t i) const {
         NUMGAP_ASSERT(i < names_.size());
-        return names_[i];
+        return texts_[names_[i]];
     }
     std::string_view op_type(std::size_t i) const {
         NUMGAP_ASSERT(i < names_.size());
@@ -249,9 +262,9 @@ public:
         return handles_.get(i);
     }
     // The default (the name) is the name itself, not a copy.
-    std::span<const std::string> output_keys(std::size_t i) const {
+    text_list output_keys(std::size_t i) const {
         NUMGAP_ASSERT(i < names_.size());
-        return keys_are_name_[i] ? std::span<const std::string>(&names_[i], 1) : keys_.get(i);
+        return texts_.list(keys_are_name_[i] ? std::span<const text_ref>(&names_[i], 1) : keys_.get(i));
     }
     std::optional<shape_type> output_shape(std::size_t i, std::size_t k) const {
         NUMGAP_ASSERT(i < names_.size());
@@ -295,10 +308,10 @@ private:
     void check_producer(std::size_t consumer, std::size_t producer) const {
         if (producer >= names_.size()) {
             throw error(error_kind::graph,
-                        "basic_graph: node '" + names_[consumer] + "' (index " + std::to_string(consumer) +
-                            ") lists producer index " + std::to_string(producer) +
+                        "basic_graph: node '" + std::string(node_name(consumer)) + "' (index " +
+                            std::to_string(consumer) + ") lists producer index " + std::to_string(producer) +
                             ", which does not exist (the graph has " + std::to_string(names_.size()) + " nodes)",
-                        error_location::of_item(names_[consumer]));
+                        error_location::of_item(std::string(node_name(consumer))));
         }
     }
 
@@ -306,7 +319,7 @@ private:
     struct name_equals {
         const basic_graph* graph;
         bool operator()(std::uint32_t payload, std::string_view name) const {
-            return graph->names_[payload & ~ambiguous_bit] == name;
+            return graph->node_name(payload & ~ambiguous_bit) == name;
         }
     };
     struct key_equals {
@@ -322,15 +335,15 @@ private:
     }
 
     void index_name(std::size_t node) {
-        const auto [entry, inserted] = name_index_.insert(names_[node], std::uint32_t(node), name_equals{this});
+        const auto [entry, inserted] = name_index_.insert(node_name(node), std::uint32_t(node), name_equals{this});
         if (!inserted) *entry |= ambiguous_bit;
     }
     void index_keys(std::size_t node) {
-        const std::span<const std::string> keys = output_keys(node);
+        const text_list keys = output_keys(node);
         for (std::size_t output = 0; output < keys.size(); ++output) {
             if (key_refs_.size() >= max_entries)
                 throw error(error_kind::limit, "basic_graph: more than 2^31 - 1 output keys cannot be indexed",
-                            error_location::of_item(names_[node]));
+                            error_location::of_item(std::string(node_name(node))));
             const auto [entry, inserted] =
                 key_index_.insert(keys[output], std::uint32_t(key_refs_.size()), key_equals{this});
             if (inserted) key_refs_.push_back({std::uint32_t(node), std::uint32_t(output)});
@@ -342,6 +355,38 @@ private:
         key_index_.clear();
         key_refs_.clear();
         for (std::size_t i = 0; i < names_.size(); ++i) index_keys(i);
+    }
+
+    text_ref store(std::string_view text) {
+        return texts_.store(text, "basic_graph: more than 4 GiB of node names and output keys cannot be stored");
+    }
+    // Appends a key list (its texts stored); returns its number.
+    std::size_t push_keys(std::span<const std::string> keys) {
+        std::vector<text_ref>& refs = ref_scratch_;
+        refs.clear();
+        for (const std::string& key : keys) refs.push_back(store(key));
+        return keys_.push_list(refs.begin(), refs.end());
+    }
+    // Every live text copied into a fresh arena; the indices compare through
+    // names_ and keys_, so they stay valid.
+    void compact_texts() {
+        detail::text_arena packed;
+        packed.reserve(texts_.size() - garbage_chars_);
+        std::vector<text_ref> names(names_.size());
+        for (std::size_t i = 0; i < names_.size(); ++i)
+            names[i] = packed.store(texts_[names_[i]], "basic_graph: more than 4 GiB of node names and output keys");
+        detail::list_pool<text_ref> keys{"output keys"};
+        for (std::size_t i = 0; i < names_.size(); ++i) {
+            std::vector<text_ref>& refs = ref_scratch_;
+            refs.clear();
+            for (const text_ref key : keys_.get(i))
+                refs.push_back(packed.store(texts_[key], "basic_graph: more than 4 GiB of node names and output keys"));
+            keys.push_list(refs.begin(), refs.end());
+        }
+        texts_ = std::move(packed);
+        names_ = std::move(names);
+        keys_ = std::move(keys);
+        garbage_chars_ = 0;
     }
 
     // Takes back a node add_node had begun: every member down to `count` nodes.
@@ -370,14 +415,17 @@ private:
     // list i of each pool, keys_are_name_ (output keys are {name}: its key
     // list is empty and unused), and list i of shapes_ once a shape is set
     // on node i or a later node.
-    std::vector<std::string> names_;
+    detail::text_arena texts_; // every name and output key
+    std::vector<text_ref> names_;
     std::vector<std::uint32_t> ops_;
     detail::list_pool<std::size_t> producers_{"producers"};
     detail::list_pool<std::int64_t> handles_{"debug handles"};
-    detail::list_pool<std::string> keys_{"output keys"};
+    detail::list_pool<text_ref> keys_{"output keys"};
     std::vector<bool> keys_are_name_;
     detail::list_pool<std::int64_t> shapes_{"output shape extents"};
     std::vector<std::int64_t> shape_scratch_; // set_output_shape's new entries
+    std::vector<text_ref> ref_scratch_;       // a key list before it goes into keys_
+    std::size_t garbage_chars_ = 0;           // text of replaced keys, still in texts_
     bool index_order_is_topological_ = true;
     detail::key_index name_index_;
     detail::key_index key_index_;

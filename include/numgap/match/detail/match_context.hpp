@@ -57,9 +57,13 @@ struct match_side {
 
     // Whether output keys live in the graph (the customization returns a
     // reference to a container of lvalues), so views into them stay valid.
+    using output_key_reference =
+        std::ranges::range_reference_t<decltype(numgap::output_keys(std::declval<const G&>(), std::size_t{}))>;
+    // Kept by the graph: the range and each key (a reference, or a view of
+    // the graph's text as basic_graph's keys are).
     static constexpr bool stable_output_keys =
         stable_attribute<node_attribute::output_keys, G> &&
-        std::is_lvalue_reference_v<std::ranges::range_reference_t<decltype(numgap::output_keys(std::declval<const G&>(), std::size_t{}))>>;
+        (std::is_lvalue_reference_v<output_key_reference> || std::is_same_v<output_key_reference, std::string_view>);
 
     std::string_view last_output_key_view(std::size_t node) const
         requires stable_output_keys
