@@ -32,8 +32,7 @@
 // runs `compare`, demo_model.* and demo_command.* make and compare the demo's
 // runs, render_svg.hpp runs Graphviz (the only process spawning in numgap,
 // kept out of the library), and this file dispatches and maps errors to exit
-// statuses; huge_pages.hpp restarts it once with glibc's huge-page tunable
-// (GLIBC_TUNABLES set opts out). merge_command.* runs `merge`; report_outputs.* prints, writes and
+// statuses. merge_command.* runs `merge`; report_outputs.* prints, writes and
 // judges a finished report for both compare and merge, so they agree byte for
 // byte. With --shard, compare exits 0 once the partial report is written
 // (whatever its groups showed: a Slurm afterok dependency must still start
@@ -54,12 +53,10 @@
 #include "arguments.hpp"
 #include "compare_command.hpp"
 #include "demo_command.hpp"
-#include "huge_pages.hpp"
 #include "merge_command.hpp"
 
 int main(int argc, char** argv) {
     using namespace numgap_cli;
-    use_huge_pages(argv); // returns here only when not restarted (huge_pages.hpp)
     const std::span<char*> args(argv, std::size_t(argc));
     // A dump truncated by another process while mapped: an error row naming the file, not SIGBUS.
     (void)numgap::io::install_truncation_guard();

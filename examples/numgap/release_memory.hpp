@@ -3,13 +3,11 @@
 // pages they held back to the system now, so that the next phase's peak does
 // not stack on them.
 //
-// Why the second step: the CLI runs with a large trim threshold and no
-// separate mappings for large blocks (huge_pages.hpp), so freed memory stays
-// in the process for reuse; the blocks a run's specs and indexes leave are
-// scattered and mostly smaller than the report's arrays that come next, so
-// without a trim they would count in the peak twice. glibc's malloc_trim
-// returns the free pages of every arena (interior ones too); elsewhere the
-// values are only destroyed.
+// Why the second step: glibc keeps freed small blocks for reuse, and those
+// a run's indexes and a graph's lists leave are scattered and mostly smaller
+// than the report's arrays that come next, so without a trim they would
+// count in the peak twice. glibc's malloc_trim returns the free pages of
+// every arena (interior ones too); elsewhere the values are only destroyed.
 #include <type_traits>
 #include <utility>
 

@@ -312,23 +312,6 @@ TEST_CASE("cli: when both runs are unusable the reference's error is the one rep
     }
 }
 
-TEST_CASE("cli: restarted for glibc's huge pages or not, the same output and exit status") {
-    // huge_pages.hpp runs the CLI again with GLIBC_TUNABLES set unless it is
-    // set already; arguments, output and exit status must not change.
-    REQUIRE_CLI();
-    const fs::path dir = scratch("huge_pages");
-    write_pair(dir, "b");
-    const std::vector<std::string> args = {"compare", (dir / "reference").string(), (dir / "target").string(),
-                                           "--threads", "1"};
-    const cli_result restarted = run_cli(args, dir, "unset GLIBC_TUNABLES; ");
-    const cli_result kept = run_cli(args, dir, "export GLIBC_TUNABLES=; ");
-    CHECK(restarted.status == 1);
-    CHECK(kept.status == 1);
-    CHECK(restarted.out == kept.out);
-    CHECK(restarted.err == kept.err);
-    CHECK(restarted.out.find("first divergence: b") != std::string::npos);
-}
-
 TEST_CASE("cli: exit 2 prints the library's message; the library's error carries the kind a program acts on") {
     REQUIRE_CLI();
     const fs::path dir = scratch("typed_errors");

@@ -84,5 +84,8 @@ TEST_CASE("node_table: the views are the table's own text") {
     CHECK(table.op(0).data() == table.op(1).data()); // one text per distinct op
     CHECK(table.inputs(1).size() == 2);
     CHECK(table.inputs(1)[1] == "x");
+    // An input naming a node stored lately reuses that node's text.
+    CHECK(table.inputs(1)[0].data() == table.name(0).data());
+    CHECK(table.inputs(1)[1].data() == table.inputs(0)[0].data());
 }
 } // TEST_SUITE("io")

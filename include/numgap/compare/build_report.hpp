@@ -13,10 +13,11 @@
 // Precondition: `groups` came from compare_groups with these graphs and this
 // match result.
 // Given the graphs and the match result as rvalues, it frees each as soon as
-// the report holds what it needs of it: the reference graph once snapshotted,
-// the target graph once its node names are copied, the match result once the
-// rows are made. For a million nodes the two graphs are several hundred MB
-// that would otherwise stand beside the rows (numgap compare does this).
+// the report holds what it needs of it: the target graph once its node names
+// are copied, the match result once the rows are made, the reference graph
+// once snapshotted (last: the rows name its nodes too). For a million nodes
+// the graphs and the match result are several hundred MB that would
+// otherwise stand beside the rows and the snapshot (numgap compare does this).
 // Complexity: O(N + E + G) plus the names copied into rows.
 // Throws: numgap::error (kind usage) when the graphs' node counts or the
 // match result's group count differ from those compare_groups saw;
@@ -65,14 +66,6 @@ std::vector<report_node> report_graph(const Graph& graph, const Names& names, st
     }
     return nodes;
 }
-
-// A reference node's report name and op, from the report's snapshot of the graph.
-struct snapshot_names {
-    const std::vector<report_node>* nodes;
-    const std::vector<std::size_t>* position;
-    const std::string& operator[](std::size_t node) const { return (*nodes)[(*position)[node]].name; }
-    const std::string& op(std::size_t node) const { return (*nodes)[(*position)[node]].op; }
-};
 
 // What an unmatched row says of its node, taken from the graph before it goes.
 struct unmatched_node {
@@ -136,17 +129,14 @@ comparison_report build_report_from(compared_groups groups, const ReferenceGraph
 
     comparison_report report;
     report.metric_names = state.columns.names;
-    // Reference names and ops come from the report's snapshot from here on.
-    std::vector<std::size_t> position;
-    std::vector<unmatched_node> unmatched_reference;
-    {
-        const report_name_table reference_names(reference_graph);
-        report.reference_graph = report_graph(reference_graph, reference_names, position);
-        unmatched_reference = describe_unmatched(reference_graph, final_matches.unmatched_reference,
-                                                 state.unmatched_reference_held, reference_names);
-    }
-    release.reference();
-    const snapshot_names reference_names{&report.reference_graph, &position};
+    // Handed-over inputs go in the order that keeps the fewest at once (a
+    // million nodes: each graph ~125 MB, the match result ~200 MB, the rows
+    // ~200 MB, the snapshot ~160 MB): the target graph once its names are
+    // copied, the match result once the rows are made, the reference graph
+    // once snapshotted, which is last because the rows name its nodes too.
+    std::optional<report_name_table<ReferenceGraph>> reference_names(std::in_place, reference_graph);
+    std::vector<unmatched_node> unmatched_reference = describe_unmatched(
+        reference_graph, final_matches.unmatched_reference, state.unmatched_reference_held, *reference_names);
     std::optional<report_name_table<TargetGraph>> target_table(std::in_place, target_graph);
     std::vector<unmatched_node> unmatched_target =
         describe_unmatched(target_graph, final_matches.unmatched_target, state.unmatched_target_held, *target_table);
@@ -165,7 +155,8 @@ comparison_report build_report_from(compared_groups groups, const ReferenceGraph
         for (std::size_t g = 0; g < matches.groups.size(); ++g) {
             row = group_report{};
             const match_group& group = matches.groups[g];
-            start_row(row, group, reference_names.op(group.reference_output_node), reference_names, target_node_names);
+            start_row(row, group, numgap::op_type(reference_graph, group.reference_output_node), *reference_names,
+                      target_node_names);
             unpack_outcome(state.outcomes[g], row, state.columns, state.metric_values.data() + g * columns,
                            state.metric_passed.data() + g * columns);
             report.groups.push_back(row);
@@ -183,7 +174,15 @@ comparison_report build_report_from(compared_groups groups, const ReferenceGraph
     } else {
         make_rows(*target_table);
     }
+    target_names = {};
     release.matches();
+
+    {
+        std::vector<std::size_t> position;
+        report.reference_graph = report_graph(reference_graph, *reference_names, position);
+    }
+    reference_names.reset(); // it may refer to the graph's strings
+    release.reference();
     add_unmatched_rows(report.groups, std::move(unmatched_reference), &group_report::reference_nodes,
                        &group_report::reference_tensor, "no target node matches this reference node",
                        state.reference_messages);

@@ -149,6 +149,7 @@ public:
     std::optional<std::uint32_t> find_container_key(std::string_view key) const override {
         return safetensors_.position_of(key);
     }
+    void release_cached_pages() const noexcept override { safetensors_.release_pages(); }
 
     // Files up to this size are read into a buffer rather than mapped.
     static constexpr std::uint64_t small_file_limit = 8 * 1024;

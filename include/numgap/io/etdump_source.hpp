@@ -62,6 +62,9 @@ public:
         if (entry == nullptr) return std::nullopt;
         return entry->tensor->sizes;
     }
+    void release_cached_pages() const noexcept override {
+        if (tensors_.buffer_mapping()) tensors_.buffer_mapping()->release_all_pages();
+    }
     std::string missing_reason(std::string_view, const run_manifest&) const override {
         return "no debug event of the ETDump's run carries a tensor so keyed";
     }

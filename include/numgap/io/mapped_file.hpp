@@ -150,6 +150,7 @@ public:
     // tensor compared in place (loaded_tensor::release_run_pages).
     // Only whole pages inside the range go; advisory, a failure changes
     // memory use, never results.
+    void release_all_pages() const noexcept { release_pages(0, size_); }
     void release_pages(std::size_t offset, std::size_t length) const noexcept {
         if (offset >= size_ || length == 0) return;
         const std::size_t page = std::size_t(::sysconf(_SC_PAGESIZE));

@@ -16,6 +16,7 @@
 // Complexity: push_back O(text + lists) amortised; views O(1); operator[]
 // O(node). Throws numgap::error (error_kind::limit) past 2^31 - 1 nodes or
 // 4 GiB of text; std::bad_alloc.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -103,6 +104,7 @@ public:
             outputs_are_name_.resize(index);
             ops_.resize(index);
             chars_.truncate(chars);
+            recent_.fill({}); // some may name texts just taken back
             throw;
         }
     }
@@ -112,8 +114,14 @@ public:
 
 private:
     text_list texts(std::span<const text_ref> refs) const { return chars_.list(refs); }
+    // Stores `text`, or reuses an equal text stored lately: an input is
+    // mostly the name of a node just before (a fan-out's q, k and v read
+    // one norm), so most inputs cost a reference and no characters.
     text_ref store(std::string_view text) {
-        return chars_.store(text, "graph.json: more than 4 GiB of node names, inputs and outputs");
+        text_ref& recent = recent_[std::hash<std::string_view>{}(text) % recent_.size()];
+        if (recent.size == text.size() && chars_[recent] == text) return recent;
+        recent = chars_.store(text, "graph.json: more than 4 GiB of node names, inputs and outputs");
+        return recent;
     }
 
     // Node i is position i of names_, ops_ (positions in ops_texts_),
@@ -127,6 +135,7 @@ private:
     numgap::detail::list_pool<std::int64_t> handles_{"debug handles"};
     std::vector<bool> outputs_are_name_;
     std::vector<text_ref> scratch_; // push_back's lists before they go into a pool
+    std::array<text_ref, 256> recent_{}; // store()'s texts stored lately, by hash
 };
 
 } // namespace numgap::io

@@ -68,6 +68,9 @@ public:
         }
     }
 
+    void release_cached_pages() const noexcept override {
+        if (archive_->mapping()) archive_->mapping()->release_all_pages();
+    }
     std::string missing_reason(std::string_view key, const run_manifest&) const override {
         return "no member '" + std::string(key) + ".npy'";
     }

@@ -97,6 +97,9 @@ public:
         }
     }
 
+    void release_cached_pages() const noexcept override {
+        if (mapping_) mapping_->release_all_pages();
+    }
     std::string missing_reason(std::string_view, const run_manifest&) const override {
         return "no such output of runner '" + runner_ + "'";
     }

@@ -77,6 +77,10 @@ public:
     // few hundred bytes a node the comparison never reads (~0.4 GB for two
     // runs of a million nodes). has_graph and the tensors are unchanged.
     void release_nodes() noexcept { manifest_.nodes.clear(); }
+    // See run_source::release_cached_pages.
+    void release_cached_pages() const noexcept {
+        if (source_) source_->release_cached_pages();
+    }
     // What open() chose or inferred that the user did not say, one sentence
     // each (e.g. which runner of a Polygraphy file was read); the CLI prints them.
     const std::vector<std::string>& notes() const noexcept { return notes_; }

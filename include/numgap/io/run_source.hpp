@@ -87,6 +87,14 @@ public:
         (void)key;
         return std::nullopt;
     }
+
+    // Hands back the resident pages of the files the source keeps mapped
+    // for its whole life (a safetensors file): they are read again from the
+    // file (the page cache) when touched. A run of a million small tensors
+    // read in place otherwise keeps every page it read resident to the end;
+    // compare_groups calls this every few tens of MB compared. Safe while
+    // other threads read the mapping (their reads fault the pages back in).
+    virtual void release_cached_pages() const noexcept {}
 };
 
 struct opened_run_source {

@@ -112,6 +112,11 @@ public:
         dimensions_.shrink_to_fit();
     }
 
+    // Every mapped file's resident pages handed back (run_source::release_cached_pages).
+    void release_pages() const noexcept {
+        for (const auto& added : files_) added->mapping->release_all_pages();
+    }
+
     std::optional<location> find(std::string_view key) const {
         const std::optional<std::uint32_t> found = position_of(key);
         if (!found) return std::nullopt;

@@ -101,6 +101,7 @@ public:
     std::optional<std::uint32_t> find_container_key(std::string_view key) const override {
         return tensors_.position_of(key);
     }
+    void release_cached_pages() const noexcept override { tensors_.release_pages(); }
     const safetensors_tensors& tensors() const noexcept { return tensors_; }
 
 private:
