@@ -139,6 +139,31 @@ TEST_CASE("basic_graph: a node named by a view of another node's name copies it"
     for (int i = 0; i < 200; ++i) g.add_node(g.node_name(std::size_t(i)), g.op_type(0));
     for (std::size_t i = 0; i < g.num_nodes(); ++i) CHECK(g.node_name(i) == long_name);
     CHECK_THROWS_AS(g.find(long_name), numgap::error); // 201 nodes share it
+    // With output keys of its own, whose text is stored in the same arena.
+    const std::vector<std::string> keys(8, std::string(200, 'k'));
+    for (int i = 0; i < 50; ++i) {
+        const std::size_t added = g.add_node(g.node_name(0), {}, {}, {}, keys);
+        CHECK(g.node_name(added) == long_name);
+        CHECK(numgap_test::as_vector(g.output_keys(added)) == keys);
+    }
+}
+
+TEST_CASE("basic_graph: a moved-from graph can be used again") {
+    numgap::basic_graph g;
+    g.add_node("a");
+    for (int i = 0; i < 100; ++i) g.set_output_keys(0, {std::string(100, char('a' + i % 26))}); // text left behind
+    numgap::basic_graph moved = std::move(g);
+    CHECK(moved.num_nodes() == 1);
+    g = numgap::basic_graph(); // as a caller reusing the variable does
+    g.add_node("fresh");
+    for (int i = 0; i < 100; ++i) g.set_output_keys(0, {std::string(100, char('a' + i % 26))});
+    CHECK(numgap_test::as_vector(g.output_keys(0)) == std::vector<std::string>{std::string(100, char('a' + 99 % 26))});
+    numgap::basic_graph reused = std::move(moved);
+    moved.add_node("again"); // moved-from, not reassigned
+    moved.set_output_keys(0, {"y"});
+    for (int i = 0; i < 100; ++i) moved.set_output_keys(0, {std::string(100, 'z')});
+    CHECK(moved.node_name(0) == "again");
+    CHECK(moved.producer_of(std::string(100, 'z')) == 0);
 }
 
 TEST_CASE("basic_graph: node without outputs") {

@@ -87,5 +87,15 @@ TEST_CASE("node_table: the views are the table's own text") {
     // An input naming a node stored lately reuses that node's text.
     CHECK(table.inputs(1)[0].data() == table.name(0).data());
     CHECK(table.inputs(1)[1].data() == table.inputs(0)[0].data());
+
+    // A moved-from table remembers texts it no longer holds: it must not use them.
+    numgap::io::node_table moved = std::move(table);
+    table.push_back({"relu", "aten.relu.default", {"x"}, {"relu"}, {}}); // NOLINT(bugprone-use-after-move)
+    REQUIRE(table.size() == 1);
+    CHECK(table.name(0) == "relu");
+    CHECK(table.inputs(0)[0] == "x");
+    CHECK(table.op(0) == "aten.relu.default");
+    CHECK(moved.size() == 2);
+    CHECK(moved.op(1) == "aten.relu.default");
 }
 } // TEST_SUITE("io")

@@ -251,4 +251,19 @@ TEST_CASE("report_rows: a row copied out is a copy") {
     rows.push_back(first);
     report_rows_test::check_same(rows[1], first);
 }
+
+TEST_CASE("report_rows: a moved-from table can be used again") {
+    numgap::group_report row;
+    row.reference_nodes = {"a"};
+    row.message = std::string(40, 'm'); // rows share a message: the table remembers the last one
+    numgap::report_rows rows;
+    rows.push_back(row);
+    rows.push_back(row);
+    numgap::report_rows moved = std::move(rows);
+    rows.push_back(row); // NOLINT(bugprone-use-after-move): a moved-from table is valid
+    REQUIRE(rows.size() == 1);
+    CHECK(rows[0].message == row.message);
+    CHECK(moved.size() == 2);
+    CHECK(moved[1].message == row.message);
+}
 } // TEST_SUITE("report")

@@ -41,6 +41,25 @@ class key_index {
 public:
     key_index() = default;
     explicit key_index(std::size_t expected) { reserve(expected); }
+    key_index(const key_index&) = default;
+    key_index& operator=(const key_index&) = default;
+    // A moved-from index is empty (its count and shift would otherwise
+    // describe slots it no longer has, and a lookup would read past them).
+    key_index(key_index&& other) noexcept
+        : slots_(std::move(other.slots_)), size_(std::exchange(other.size_, 0)),
+          shift_(std::exchange(other.shift_, 0)) {
+        other.slots_.clear();
+    }
+    key_index& operator=(key_index&& other) noexcept {
+        if (this != &other) {
+            slots_ = std::move(other.slots_);
+            other.slots_.clear();
+            size_ = std::exchange(other.size_, 0);
+            shift_ = std::exchange(other.shift_, 0);
+        }
+        return *this;
+    }
+    ~key_index() = default;
 
     // Room for `expected` entries without growing.
     void reserve(std::size_t expected) {

@@ -161,7 +161,7 @@ private:
         // Every slot a list owns is outside garbage_: after this reserve the
         // moves (noexcept for the element types used) cannot fail halfway.
         std::vector<T> packed;
-        packed.reserve(slots_.size() - garbage_);
+        packed.reserve(slots_.size() - std::min(garbage_, slots_.size())); // a moved-from pool keeps its count
         for (list_ref& ref : refs_) {
             const std::size_t size = ref.size();
             const std::size_t start = packed.size();

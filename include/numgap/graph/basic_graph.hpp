@@ -90,12 +90,14 @@ public:
         // The members grow by one node or none: a throw midway takes back what was added.
         const std::size_t chars = texts_.size();
         try {
+            // The name first: it may view texts_, which storing the keys can move.
+            const text_ref name_ref = store(name);
             producers_.push_list(producers.begin(), producers.end());
             handles_.push_list(debug_handles.begin(), debug_handles.end());
             push_keys(keys_are_name ? std::span<const std::string>() : std::span<const std::string>(output_keys));
             keys_are_name_.push_back(keys_are_name);
             ops_.push_back(op_index);
-            names_.push_back(store(name));
+            names_.push_back(name_ref);
         } catch (...) {
             shrink_to(index);
             texts_.truncate(chars);
@@ -371,7 +373,7 @@ private:
     // names_ and keys_, so they stay valid.
     void compact_texts() {
         detail::text_arena packed;
-        packed.reserve(texts_.size() - garbage_chars_);
+        packed.reserve(texts_.size() - std::min(garbage_chars_, texts_.size())); // a moved-from graph keeps its count
         std::vector<text_ref> names(names_.size());
         for (std::size_t i = 0; i < names_.size(); ++i)
             names[i] = packed.store(texts_[names_[i]], "basic_graph: more than 4 GiB of node names and output keys");

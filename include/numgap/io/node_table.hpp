@@ -119,7 +119,10 @@ private:
     // one norm), so most inputs cost a reference and no characters.
     text_ref store(std::string_view text) {
         text_ref& recent = recent_[std::hash<std::string_view>{}(text) % recent_.size()];
-        if (recent.size == text.size() && chars_[recent] == text) return recent;
+        // In bounds: a moved-from table keeps recent_ but not the text.
+        if (recent.size == text.size() && std::size_t(recent.offset) + recent.size <= chars_.size() &&
+            chars_[recent] == text)
+            return recent;
         recent = chars_.store(text, "graph.json: more than 4 GiB of node names, inputs and outputs");
         return recent;
     }

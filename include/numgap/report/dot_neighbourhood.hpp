@@ -87,7 +87,7 @@ inline std::vector<std::size_t> dot_neighbourhood(const comparison_report& repor
     if (report.summary.first_divergence_group) grow(nodes_of_group(*report.summary.first_divergence_group), radius);
     // Origins in reference order: one pass over the nodes, not one per origin.
     for (std::size_t i = 0; i < n && chosen.size() < max_nodes; ++i)
-        if (group_of[i] != no_group && report.groups[group_of[i]].error_origin && !taken[i]) grow({i}, 1);
+        if (group_of[i] != no_group && report.groups.error_origin(group_of[i]) && !taken[i]) grow({i}, 1);
     if (!report.summary.first_divergence_group)
         for (std::size_t i = 0; i < n && chosen.size() < max_nodes; ++i) take(i);
     std::sort(chosen.begin(), chosen.end());

@@ -286,7 +286,9 @@ private:
         metrics_.assign(i, cells_.begin(), cells_.end());
         core.reference_tensor = store_text(row.reference_tensor);
         core.target_tensor = store_text(row.target_tensor);
-        if (!row.message.empty() && texts_[last_message_] == row.message) {
+        // In bounds: a moved-from table keeps last_message_ but not the text.
+        if (!row.message.empty() && std::size_t(last_message_.offset) + last_message_.size <= texts_.size() &&
+            texts_[last_message_] == row.message) {
             core.message = last_message_; // unmatched rows share a few messages
         } else {
             core.message = store_text(row.message);
