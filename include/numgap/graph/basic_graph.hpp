@@ -14,12 +14,14 @@
 // the name it is asked for is ambiguous. Output keys must be unique per graph
 // only for producer_of(). A node may have no outputs (set_output_keys(i, {})).
 //
-// Storage: a node's producers, debug handles and output keys are lists in
-// three pools (core/list_pool.hpp), not a std::vector each, and a node whose
-// one output key is its name (the default) stores no key at all: a node of a
-// chain costs ~100 bytes, against ~270 with vectors, which is most of the
-// memory of a million-node comparison. The accessors return spans, valid
-// until the graph next changes (as references into vectors were).
+// Storage: a node's producers, debug handles, output keys and output shapes
+// are lists in pools (core/list_pool.hpp), not a std::vector each; names and
+// keys are text in one arena (core/text_arena.hpp), and a node whose one
+// output key is its name (the default) stores no key at all: a node of a
+// chain costs ~100 bytes, against ~270 with vectors and strings, which is
+// most of the memory of a million-node comparison. The accessors return
+// views (spans, string_views, text_list), valid until the graph next
+// changes (as references into vectors were).
 // Complexity: add_node O(#producers + #keys) amortised; add_edge amortised
 // O(1); find/producer_of O(1) expected. The name and key indices hold no
 // copies of the strings (core/key_index.hpp): ~16 bytes of index per name

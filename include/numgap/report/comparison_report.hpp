@@ -3,7 +3,8 @@
 //
 // Why plain data: writers, the CLI and users' own tooling read it, tests build
 // it by hand, and it outlives the graphs and tensor sources it came from.
-// `metric_names` fixes the metric column order of every writer.
+// `metric_names` fixes the metric column order of every writer. `groups`
+// keeps the rows as columns (report_rows.hpp): groups[i] is a copy of row i.
 // `reference_graph` is the reference graph in topological order (see
 // report_node.hpp); analyze_report fills `summary` and each group's `order`
 // and `error_origin` from it.
