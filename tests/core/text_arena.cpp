@@ -7,6 +7,7 @@
 #include <iterator>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <numgap/core/text_arena.hpp>
@@ -43,5 +44,25 @@ TEST_CASE("text_arena: texts and lists of texts come back as stored") {
     arena.truncate(before);
     CHECK(arena.size() == before);
     CHECK(arena[arena.store("kept", "limit")] == "kept");
+}
+
+TEST_CASE("text_arena: store_shared reuses an equal text stored lately, never a stale one") {
+    numgap::detail::text_arena arena;
+    const numgap::detail::text_ref first = arena.store_shared("layers.0.norm", "limit");
+    const numgap::detail::text_ref again = arena.store_shared("layers.0.norm", "limit");
+    CHECK(again.offset == first.offset);
+    CHECK(arena.size() == 13);
+    CHECK(arena.store_shared("", "limit").size == 0);
+    // Taken back by truncate, then other text of the same length in its place.
+    arena.truncate(0);
+    const numgap::detail::text_ref other = arena.store_shared("layers.1.norm", "limit");
+    CHECK(arena[other] == "layers.1.norm");
+    CHECK(arena[arena.store_shared("layers.0.norm", "limit")] == "layers.0.norm");
+    // A moved-from arena holds no text: what it remembers is not used.
+    numgap::detail::text_arena moved = std::move(arena);
+    const numgap::detail::text_ref fresh =
+        arena.store_shared("layers.1.norm", "limit"); // NOLINT(bugprone-use-after-move)
+    CHECK(arena[fresh] == "layers.1.norm");
+    CHECK(moved[other] == "layers.1.norm");
 }
 } // TEST_SUITE("core")

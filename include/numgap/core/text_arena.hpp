@@ -10,6 +10,7 @@
 // Complexity: store O(text) amortised; views O(1). Throws: as above;
 // std::bad_alloc.
 #include <algorithm>
+#include <array>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
@@ -110,6 +111,20 @@ public:
         }
         return ref;
     }
+    // store(), or an equal text stored lately (256 kept, by hash): a
+    // graph.json input is mostly the name of a node just before, a row's
+    // tensor key its node's name, unmatched rows share a message. An entry
+    // is used only while it lies inside the arena and holds this text, so
+    // truncate() and a move leave nothing stale to trust.
+    text_ref store_shared(std::string_view text, const char* limit_message) {
+        if (text.empty()) return {};
+        text_ref& recent = recent_[std::hash<std::string_view>{}(text) % recent_.size()];
+        if (recent.size == text.size() && std::size_t(recent.offset) + recent.size <= chars_.size() &&
+            (*this)[recent] == text)
+            return recent;
+        recent = store(text, limit_message);
+        return recent;
+    }
     std::string_view operator[](text_ref ref) const noexcept { return {chars_.data() + ref.offset, ref.size}; }
     text_list list(std::span<const text_ref> refs) const noexcept { return text_list(refs, chars_.data()); }
 
@@ -124,6 +139,7 @@ private:
     // keeps its block (libstdc++ copies a short string into the old buffer),
     // and clear() by assignment must hand the memory back.
     std::vector<char> chars_;
+    std::array<text_ref, 256> recent_{}; // store_shared's texts stored lately, by hash
 };
 
 } // namespace numgap::detail

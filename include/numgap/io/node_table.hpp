@@ -16,7 +16,6 @@
 // Complexity: push_back O(text + lists) amortised; views O(1); operator[]
 // O(node). Throws numgap::error (error_kind::limit) past 2^31 - 1 nodes or
 // 4 GiB of text; std::bad_alloc.
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -104,7 +103,6 @@ public:
             outputs_are_name_.resize(index);
             ops_.resize(index);
             chars_.truncate(chars);
-            recent_.fill({}); // some may name texts just taken back
             throw;
         }
     }
@@ -118,13 +116,7 @@ private:
     // mostly the name of a node just before (a fan-out's q, k and v read
     // one norm), so most inputs cost a reference and no characters.
     text_ref store(std::string_view text) {
-        text_ref& recent = recent_[std::hash<std::string_view>{}(text) % recent_.size()];
-        // In bounds: a moved-from table keeps recent_ but not the text.
-        if (recent.size == text.size() && std::size_t(recent.offset) + recent.size <= chars_.size() &&
-            chars_[recent] == text)
-            return recent;
-        recent = chars_.store(text, "graph.json: more than 4 GiB of node names, inputs and outputs");
-        return recent;
+        return chars_.store_shared(text, "graph.json: more than 4 GiB of node names, inputs and outputs");
     }
 
     // Node i is position i of names_, ops_ (positions in ops_texts_),
@@ -138,7 +130,6 @@ private:
     numgap::detail::list_pool<std::int64_t> handles_{"debug handles"};
     std::vector<bool> outputs_are_name_;
     std::vector<text_ref> scratch_; // push_back's lists before they go into a pool
-    std::array<text_ref, 256> recent_{}; // store()'s texts stored lately, by hash
 };
 
 } // namespace numgap::io

@@ -24,7 +24,6 @@
 // (error_kind::limit) past 4 GiB of text, 2^32 - 1 list elements of one
 // kind, or 2^31 - 1 distinct strategies, ops or metric rules;
 // std::bad_alloc.
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -112,7 +111,6 @@ public:
         } catch (...) {
             truncate(index);
             texts_.truncate(chars);
-            if (last_message_.offset + std::size_t(last_message_.size) > chars) last_message_ = {};
             rare_.resize(rare);
             throw;
         }
@@ -265,7 +263,6 @@ private:
 
     // Row i's fields from `row`; the row's lists exist (possibly empty).
     void store(std::size_t i, const group_report& row) {
-        recent_count_ = 0;
         row_core core;
         store_list(reference_nodes_, i, row.reference_nodes);
         store_list(target_nodes_, i, row.target_nodes);
@@ -286,14 +283,7 @@ private:
         metrics_.assign(i, cells_.begin(), cells_.end());
         core.reference_tensor = store_text(row.reference_tensor);
         core.target_tensor = store_text(row.target_tensor);
-        // In bounds: a moved-from table keeps last_message_ but not the text.
-        if (!row.message.empty() && std::size_t(last_message_.offset) + last_message_.size <= texts_.size() &&
-            texts_[last_message_] == row.message) {
-            core.message = last_message_; // unmatched rows share a few messages
-        } else {
-            core.message = store_text(row.message);
-            last_message_ = core.message;
-        }
+        core.message = store_text(row.message);
         core.kind = row.kind ? std::uint8_t(int(*row.kind) + 1) : 0;
         core.strategy = strategies_.intern(row.strategy, "a report with more than 2^31 - 1 strategies");
         core.op = ops_.intern(row.op, "a report with more than 2^31 - 1 distinct ops");
@@ -331,16 +321,10 @@ private:
         pool.assign(i, refs_.begin(), refs_.end());
     }
 
-    // Stores `text`, or reuses a text of this row equal to it: a row's
-    // tensor key is often its node's name.
+    // A row's tensor key is often its node's name, and unmatched rows share
+    // a few messages: equal texts stored lately are reused.
     text_ref store_text(std::string_view text) {
-        if (text.empty()) return {};
-        for (std::size_t r = 0; r < recent_count_; ++r)
-            if (texts_[recent_[r]] == text) return recent_[r];
-        const text_ref ref = texts_.store(text, "a report with more than 4 GiB of names and messages");
-        recent_[recent_count_ % recent_.size()] = ref;
-        if (recent_count_ < recent_.size()) ++recent_count_;
-        return ref;
+        return texts_.store_shared(text, "a report with more than 4 GiB of names and messages");
     }
 
     void truncate(std::size_t rows) noexcept {
@@ -361,10 +345,7 @@ private:
     detail::list_pool<metric_cell> metrics_{"metrics"};
     detail::interned_texts strategies_, ops_, specs_;
     std::vector<rare_fields> rare_;
-    text_ref last_message_;
-    // store()'s scratch: the row's texts stored last, its lists before they go to a pool.
-    std::array<text_ref, 4> recent_{};
-    std::size_t recent_count_ = 0;
+    // store()'s scratch: a row's lists before they go to a pool.
     std::vector<text_ref> refs_;
     std::vector<metric_cell> cells_;
     std::string spec_scratch_;
