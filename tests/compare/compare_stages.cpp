@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,10 @@
 #include <numgap/compare/compared_groups.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/graph/basic_graph.hpp>
+#include <numgap/match/match_by_handle.hpp>
 #include <numgap/match/match_by_name.hpp>
 #include <numgap/metric/metric_set.hpp>
+#include <numgap/report/analyze_report.hpp>
 #include <numgap/report/csv.hpp>
 #include <numgap/report/json.hpp>
 
@@ -289,5 +292,82 @@ TEST_CASE("build_report: graphs or a match result other than those compared are 
         "unmatched nodes are not those"));
     // The same graphs and match result build it.
     CHECK(numgap::build_report(compare(), reference_graph, target_graph, matches).summary.passed == 2);
+}
+
+TEST_CASE("build_report: its analysis, from the rows it made, equals analyze_report's by name") {
+    // build_report knows each reference node's row and skips analyze_report's
+    // lookup of every node by name; re-analysing the report by name must
+    // change nothing. Random DAGs with fused groups (a target node carrying
+    // several handles), dropped and extra nodes, and failing nodes spread so
+    // that some are origins and some propagated.
+    std::mt19937 random(20261206);
+    std::size_t fused_groups = 0, origins = 0, propagated = 0;
+    for (int round = 0; round < 20; ++round) {
+        CAPTURE(round);
+        const std::size_t n = 5 + random() % 120;
+        numgap::basic_graph reference, target;
+        std::map<std::string, std::vector<float>> reference_values, target_values;
+        std::vector<std::size_t> target_of(n, SIZE_MAX); // reference node -> target node
+        for (std::size_t i = 0; i < n; ++i) {
+            std::vector<std::size_t> producers;
+            for (std::size_t k = random() % 3; i > 0 && k > 0; --k) producers.push_back(random() % i);
+            std::sort(producers.begin(), producers.end());
+            producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
+            const std::string name = "r" + std::to_string(i);
+            reference.add_node(name, "op", producers, {std::int64_t(i)});
+            reference_values[name] = {float(i), 1.0f + float(random() % 7), -2.0f};
+        }
+        // Target: consecutive reference nodes, one in six dropped, runs of
+        // two or three fused into one node carrying their handles.
+        for (std::size_t i = 0; i < n;) {
+            const std::size_t span = random() % 5 == 0 ? 2 + random() % 2 : 1;
+            std::vector<std::int64_t> handles;
+            for (std::size_t k = i; k < std::min(n, i + span); ++k) handles.push_back(std::int64_t(k));
+            const std::size_t last = std::min(n, i + span) - 1;
+            i = last + 1;
+            if (random() % 6 == 0) continue;
+            std::vector<std::size_t> producers;
+            if (target.num_nodes() > 0) producers.push_back(target.num_nodes() - 1);
+            const std::string name = "t" + std::to_string(target.num_nodes());
+            const std::size_t node = target.add_node(name, "op", producers, handles);
+            for (const std::int64_t h : handles) target_of[std::size_t(h)] = node;
+            std::vector<float> values = reference_values["r" + std::to_string(last)];
+            if (random() % 4 == 0) values[1] = -values[1] * 3; // fails
+            target_values[name] = values;
+        }
+        target.add_node("t_extra", "op", {}, {std::int64_t(n + 7)});
+        target_values["t_extra"] = {1, 2};
+        const auto views = [](const std::map<std::string, std::vector<float>>& values) {
+            std::map<std::string, numgap::tensor_view> result;
+            for (const auto& [key, data] : values)
+                result.emplace(key, numgap::tensor_view(data.data(), {std::int64_t(data.size())}));
+            return result;
+        };
+        const numgap::match_result matches = numgap::match_by_handle(reference, target);
+        for (const numgap::match_group& group : matches.groups) fused_groups += group.reference_nodes.size() > 1;
+        const numgap::comparison_report report = numgap::compare_runs(
+            reference, target, matches, views(reference_values), views(target_values), numgap::metric_set::defaults());
+        numgap::comparison_report by_name = report;
+        numgap::analyze_report(by_name);
+        CHECK(numgap::to_json(by_name) == numgap::to_json(report));
+        origins += report.summary.origin_groups.size();
+        propagated += report.summary.failed - report.summary.origin_groups.size();
+    }
+    // The cases the test is for did occur.
+    CHECK(fused_groups > 10);
+    CHECK(origins > 10);
+    CHECK(propagated > 10);
+}
+
+TEST_CASE("build_report: a match result naming a reference node in two groups is refused as before") {
+    const auto reference_graph = numgap_test::chain_graph({"x", "a"});
+    const auto target_graph = numgap_test::chain_graph({"x", "a"});
+    numgap::match_result matches = numgap::match_by_name(reference_graph, target_graph);
+    matches.groups.push_back(matches.groups.front());
+    const auto values = stage_reference_values();
+    auto compared = numgap::compare_groups(reference_graph, target_graph, matches, values->source(), values->source(),
+                                           numgap::metric_set::defaults());
+    CHECK_THROWS_WITH_AS(numgap::build_report(std::move(compared), reference_graph, target_graph, matches),
+                         doctest::Contains("reference node 'x' belongs to two report groups (0 and 2)"), numgap::error);
 }
 } // TEST_SUITE("compare")

@@ -64,6 +64,27 @@ TEST_CASE("run_graph: a node with an empty outputs list has no output keys") {
     CHECK(graph.output_keys(0).empty());
 }
 
+TEST_CASE("run_graph: a manifest built by hand with repeated names and keys builds as it always did") {
+    // graph.json's reader refuses both; a manifest made in code (or by a
+    // source that does not check) is taken as it is: every node is added,
+    // an input reads the first producer of its key, and a graph input takes
+    // a name no node has, later nodes included.
+    numgap::io::run_manifest manifest;
+    manifest.has_graph = true;
+    manifest.nodes.push_back({"a", "op", {"x"}, {"t"}, {}});
+    manifest.nodes.push_back({"a", "op", {}, {"t"}, {}}); // name and key again
+    manifest.nodes.push_back({"b", "op", {"t", "y"}, {"b"}, {}});
+    manifest.nodes.push_back({"y", "op", {}, {"y2"}, {}}); // "y" is a later node's name
+    manifest.nodes.push_back({"input:y", "op", {}, {"y3"}, {}});
+    const numgap::basic_graph graph = numgap::run_graph(manifest, std::vector<std::string>{});
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < graph.num_nodes(); ++i) names.emplace_back(graph.node_name(i));
+    CHECK(names == std::vector<std::string>{"x", "a", "a", "input:y#2", "b", "y", "input:y"});
+    CHECK(numgap_test::as_vector(graph.producers(4)) == std::vector<std::size_t>{1, 3}); // t from the first "a"
+    CHECK(graph.first_producer_of("t") == std::optional<std::size_t>(1));
+    CHECK(numgap_test::as_vector(graph.output_keys(3)) == std::vector<std::string>{"y"});
+}
+
 TEST_CASE("run_graph: without graph.json every tensor key is its own edgeless node") {
     numgap::io::run_manifest manifest; // has_graph == false
     const std::vector<std::string> keys = {"block1/conv", "block1/relu", "logits"};

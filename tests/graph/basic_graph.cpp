@@ -89,6 +89,31 @@ TEST_CASE("basic_graph: ambiguous lookups throw naming the key") {
     CHECK(ambiguous->where().item == "t0");
 }
 
+TEST_CASE("basic_graph: find_first and first_producer_of answer where find and producer_of throw") {
+    numgap::basic_graph g;
+    CHECK(g.names_given_and_unique());
+    g.add_node("a", "", {}, {}, {"t0"});
+    g.add_node("b", "", {0}, {}, {"t1"});
+    CHECK(g.names_given_and_unique());
+    g.add_node("a", "", {1}, {}, {"t0"}); // both repeated
+    CHECK_FALSE(g.names_given_and_unique());
+    CHECK_THROWS_AS(g.find("a"), numgap::error);
+    CHECK_THROWS_AS(g.producer_of("t0"), numgap::error);
+    CHECK(g.find_first("a") == std::optional<std::size_t>(0));
+    CHECK(g.first_producer_of("t0") == std::optional<std::size_t>(0));
+    CHECK(g.find_first("b") == std::optional<std::size_t>(1));
+    CHECK(g.first_producer_of("t1") == std::optional<std::size_t>(1));
+    CHECK_FALSE(g.find_first("t0").has_value());
+    CHECK_FALSE(g.first_producer_of("a").has_value());
+
+    numgap::basic_graph unnamed;
+    unnamed.add_node("x");
+    unnamed.add_node("");
+    CHECK_FALSE(unnamed.names_given_and_unique()); // an empty name is no name
+    numgap::basic_graph copy = g;
+    CHECK_FALSE(copy.names_given_and_unique());
+}
+
 TEST_CASE("basic_graph: producer of resolves every output key") {
     numgap::basic_graph g;
     const auto x = g.add_node("x");

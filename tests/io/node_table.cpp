@@ -2,11 +2,14 @@
 // (repeated and distinct), inputs, outputs (none, the name alone, others,
 // the name among others), debug handles, for a few thousand random nodes;
 // copies stay independent; clear() empties the table; views are the
-// table's own text (an output list that is the name is the name).
+// table's own text (an output list that is the name is the name); find()
+// gives the first node of a name, and push_back says whether it was new.
 #include <doctest/doctest.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -59,17 +62,28 @@ TEST_CASE("node_table: every node reads back as the node_spec it was given") {
         case 3: node.outputs = {"first", node.name}; break;
         }
         for (std::size_t k = pick(3); k > 0; --k) node.debug_handles.push_back(std::int64_t(pick(1000)) - 500);
-        table.push_back(node);
+        // One node in ten repeats an earlier name: added all the same, reported, and find() keeps the first.
+        if (i > 0 && i % 10 == 0) node.name = given[pick(i)].name;
+        const bool new_name = !table.find(node.name).has_value();
+        CHECK(table.push_back(node) == new_name);
         given.push_back(node);
     }
     REQUIRE(table.size() == given.size());
     for (std::size_t i = 0; i < given.size(); ++i) node_table_test::check_node(table, i, given[i]);
+    std::map<std::string, std::size_t> first_of_name;
+    for (std::size_t i = 0; i < given.size(); ++i) first_of_name.emplace(given[i].name, i);
+    for (const numgap::io::node_spec& node : given)
+        CHECK(table.find(node.name) == std::optional<std::size_t>(first_of_name.at(node.name)));
+    CHECK_FALSE(table.find("not a node").has_value());
+    CHECK_FALSE(table.find("").has_value());
 
     numgap::io::node_table copy = table;
     copy.clear();
     CHECK(copy.empty());
-    copy.push_back(given[5]);
+    CHECK_FALSE(copy.find(given[5].name).has_value());
+    CHECK(copy.push_back(given[5]));
     node_table_test::check_node(copy, 0, given[5]);
+    CHECK(copy.find(given[5].name) == std::optional<std::size_t>(0));
     node_table_test::check_node(table, 5, given[5]); // the original is untouched
     CHECK(table.size() == given.size());
 }
@@ -95,7 +109,10 @@ TEST_CASE("node_table: the views are the table's own text") {
     CHECK(table.name(0) == "relu");
     CHECK(table.inputs(0)[0] == "x");
     CHECK(table.op(0) == "aten.relu.default");
+    CHECK(table.find("relu") == std::optional<std::size_t>(0));
+    CHECK_FALSE(table.find("add").has_value());
     CHECK(moved.size() == 2);
+    CHECK(moved.find("add") == std::optional<std::size_t>(1));
     CHECK(moved.op(1) == "aten.relu.default");
 }
 } // TEST_SUITE("io")

@@ -148,13 +148,25 @@ comparison_report build_report_from(compared_groups groups, const ReferenceGraph
     release.target();
 
     const std::size_t unmatched = unmatched_reference.size() + unmatched_target.size();
+    // The row of each reference node (by graph index), which analyze_report
+    // would otherwise find again by name; empty when it cannot be known
+    // that simply (rows kept by a repair, a match result naming a node twice
+    // or out of range): analyze_report's own checks then word the error.
+    std::vector<std::size_t> row_of_node;
+    const auto claim_node = [&](std::size_t node, std::size_t row) {
+        if (row_of_node.empty()) return;
+        if (node < row_of_node.size() && row_of_node[node] == no_group) row_of_node[node] = row;
+        else row_of_node = {};
+    };
     const auto make_rows = [&](const auto& target_node_names) {
         const std::size_t columns = state.columns.size();
         report.groups.reserve(matches.groups.size() + unmatched, columns);
+        row_of_node.assign(numgap::num_nodes(reference_graph), no_group);
         group_report row;
         for (std::size_t g = 0; g < matches.groups.size(); ++g) {
             row = group_report{};
             const match_group& group = matches.groups[g];
+            for (const std::size_t node : group.reference_nodes) claim_node(node, g);
             start_row(row, group, numgap::op_type(reference_graph, group.reference_output_node), *reference_names,
                       target_node_names);
             unpack_outcome(state.outcomes[g], row, state.columns, state.metric_values.data() + g * columns,
@@ -177,19 +189,28 @@ comparison_report build_report_from(compared_groups groups, const ReferenceGraph
     target_names = {};
     release.matches();
 
-    {
-        std::vector<std::size_t> position;
-        report.reference_graph = report_graph(reference_graph, *reference_names, position);
-    }
+    std::vector<std::size_t> position;
+    report.reference_graph = report_graph(reference_graph, *reference_names, position);
     reference_names.reset(); // it may refer to the graph's strings
     release.reference();
+    for (std::size_t i = 0; i < unmatched_reference.size(); ++i)
+        claim_node(unmatched_reference[i].node, report.groups.size() + i);
     add_unmatched_rows(report.groups, std::move(unmatched_reference), &group_report::reference_nodes,
                        &group_report::reference_tensor, "no target node matches this reference node",
                        state.reference_messages);
     add_unmatched_rows(report.groups, std::move(unmatched_target), &group_report::target_nodes,
                        &group_report::target_tensor, "no reference node matches this target node",
                        state.target_messages);
-    analyze_report(report);
+    if (row_of_node.empty()) {
+        analyze_report(report);
+    } else {
+        // Snapshot position i holds graph node n where position[n] == i.
+        std::vector<std::size_t> group_of(row_of_node.size(), no_group);
+        for (std::size_t node = 0; node < row_of_node.size(); ++node) group_of[position[node]] = row_of_node[node];
+        row_of_node = {};
+        position = {};
+        analyze_grouped_report(report, group_of);
+    }
     return report;
 }
 

@@ -12,6 +12,7 @@
 // Complexity: compare_group O(elements of the pair); report names O(N).
 // Throws: std::bad_alloc (compare_group turns everything else into the row).
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -79,6 +80,12 @@ std::vector<std::string> report_names(const G& g) {
     return names;
 }
 
+// A graph that says whether its names are all given and unique (basic_graph).
+template <class G>
+concept knows_unique_names = requires(const G& g) {
+    { g.names_given_and_unique() } -> std::convertible_to<bool>;
+};
+
 // The report names of g's nodes (report_names) as `table[i]`. When g's
 // node_name gives a const std::string& or a std::string_view (text the
 // graph keeps, as basic_graph's) and every name is given and unique (the
@@ -93,10 +100,14 @@ class report_name_table {
 
 public:
     explicit report_name_table(const G& g) : graph_(&g) {
-        if constexpr (can_refer)
+        if constexpr (can_refer) {
+            // A graph that knows its names are unique (basic_graph) is taken at its word.
+            if constexpr (knows_unique_names<G>)
+                if (g.names_given_and_unique()) return;
             if (names_given_and_unique(numgap::num_nodes(g),
                                        [&g](std::size_t i) -> std::string_view { return numgap::node_name(g, i); }))
                 return;
+        }
         owned_ = report_names(g);
         owns_ = true;
     }

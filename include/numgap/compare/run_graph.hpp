@@ -30,7 +30,6 @@
 // basic_graph on inconsistencies the reader did not catch; std::bad_alloc.
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <optional>
 #include <span>
 #include <string>
@@ -38,7 +37,6 @@
 #include <vector>
 
 #include <numgap/core/error.hpp>
-#include <numgap/core/key_index.hpp>
 #include <numgap/graph/basic_graph.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
@@ -78,30 +76,18 @@ basic_graph run_graph_nodes(const io::run_manifest& manifest, const KeyRange& te
         for (const auto& key : tensor_keys) graph.add_node(std::string(key), {}, {}, {}, {std::string(key)});
         return graph;
     }
-    // Indices over the manifest's own strings, which outlive this call: no
-    // key is copied (a million-node run has a million names and keys).
-    // Payloads index `names` and `keys`.
+    // Names and keys are looked up in the indices the manifest's node table
+    // and the graph keep anyway (a million-node run has a million names and
+    // keys: hashing each once more was a tenth of building the graph).
     const io::node_table& nodes = manifest.nodes;
-    std::vector<std::string_view> names, keys;
-    std::vector<std::size_t> producer_of_key; // graph node of keys[i]
-    names.reserve(nodes.size());
-    keys.reserve(nodes.size());
-    producer_of_key.reserve(nodes.size());
-    detail::positional_key_index name_positions([&](std::size_t i) { return names[i]; }, nodes.size());
-    detail::positional_key_index key_positions([&](std::size_t i) { return keys[i]; }, nodes.size());
-    const auto add_name = [&](std::string_view name) {
-        if (names.size() >= detail::max_key_positions || keys.size() >= detail::max_key_positions)
-            throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 nodes cannot be built");
-        if (name_positions.insert(name, names.size()).second) names.push_back(name);
+    // A name is taken by a manifest node (added yet or not) or an input node
+    // made here; a name no manifest node has can only be an input node's,
+    // and those are unique, so find_first's answer is exact.
+    const auto name_taken = [&](std::string_view name) {
+        return nodes.find(name).has_value() || graph.find_first(name).has_value();
     };
-    const auto name_taken = [&](std::string_view name) { return name_positions.find(name).has_value(); };
     std::size_t name_chars = 0;
-    for (std::size_t node = 0; node < nodes.size(); ++node) {
-        add_name(nodes.name(node));
-        name_chars += nodes.name(node).size();
-    }
-    // Input nodes' names are made here; a deque never moves them.
-    std::deque<std::string> input_names;
+    for (std::size_t node = 0; node < nodes.size(); ++node) name_chars += nodes.name(node).size();
     graph.reserve(nodes.size(), name_chars);
     // Reused for every node: the graph copies them.
     std::vector<std::size_t> producer_indices;
@@ -110,21 +96,16 @@ basic_graph run_graph_nodes(const io::run_manifest& manifest, const KeyRange& te
     for (std::size_t node = 0; node < nodes.size(); ++node) {
         producer_indices.clear();
         for (const std::string_view input : nodes.inputs(node)) {
-            std::optional<std::uint32_t> found = key_positions.find(input);
-            if (!found) {
+            std::optional<std::size_t> producer = graph.first_producer_of(input);
+            if (!producer) {
                 // Producers come first in graph.json, so an unknown key here is a graph input.
                 std::string name(input);
                 if (name_taken(name)) name = "input:" + std::string(input);
                 for (int suffix = 2; name_taken(name); ++suffix)
                     name = "input:" + std::string(input) + "#" + std::to_string(suffix);
-                input_names.push_back(name);
-                add_name(input_names.back());
-                const std::size_t index = graph.add_node(std::move(name), "input", {}, {}, {std::string(input)});
-                keys.push_back(input);
-                producer_of_key.push_back(index);
-                found = key_positions.insert(input, keys.size() - 1).first;
+                producer = graph.add_node(name, "input", {}, {}, {std::string(input)});
             }
-            producer_indices.push_back(producer_of_key[*found]);
+            producer_indices.push_back(*producer);
         }
         const auto node_handles = nodes.debug_handles(node);
         handles.assign(node_handles.begin(), node_handles.end());
@@ -133,13 +114,6 @@ basic_graph run_graph_nodes(const io::run_manifest& manifest, const KeyRange& te
         for (std::size_t k = 0; k < outputs.size(); ++k) outputs[k] = node_outputs[k];
         const std::size_t index = graph.add_node(nodes.name(node), nodes.op(node), producer_indices, handles, outputs);
         if (outputs.empty()) graph.set_output_keys(index, {});
-        for (const std::string_view output : node_outputs) {
-            if (keys.size() >= detail::max_key_positions)
-                throw error(error_kind::limit, "run_graph: a graph of more than 2^31 - 1 tensors cannot be built");
-            if (!key_positions.insert(output, keys.size()).second) continue;
-            keys.push_back(output);
-            producer_of_key.push_back(index);
-        }
     }
     return graph;
 }

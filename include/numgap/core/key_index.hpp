@@ -63,6 +63,7 @@ public:
 
     // Room for `expected` entries without growing.
     void reserve(std::size_t expected) {
+        if (expected <= slots_.size() / 2) return; // the common call: room already
         std::size_t wanted = 16;
         while (wanted / 2 < expected) wanted *= 2;
         if (wanted > slots_.size()) rehash(wanted);

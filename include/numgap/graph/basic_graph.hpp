@@ -221,11 +221,27 @@ public:
         return lookup(entry, entry == nullptr ? 0 : owner_of_key(*entry), tensor_key, "output tensor key");
     }
 
+    // find() and producer_of() without the ambiguity check, for a builder
+    // that tolerates repeated names or keys: of several nodes, the one
+    // indexed first (the earliest added, unless set_output_keys moved a key).
+    std::optional<std::size_t> find_first(std::string_view name) const {
+        const std::uint32_t* entry = name_index_.find(name, name_equals{this});
+        return entry == nullptr ? std::nullopt : std::optional<std::size_t>(*entry & ~ambiguous_bit);
+    }
+    std::optional<std::size_t> first_producer_of(std::string_view tensor_key) const {
+        const std::uint32_t* entry = key_index_.find(tensor_key, key_equals{this});
+        return entry == nullptr ? std::nullopt : std::optional<std::size_t>(owner_of_key(*entry));
+    }
+
     node_view node(std::size_t i) const {
         NUMGAP_ASSERT(i < names_.size());
         return {node_name(i), producers(i), debug_handles(i), output_keys(i), ops_[i]};
     }
     bool empty() const noexcept { return names_.empty(); }
+    // True when no node's name is empty or another node's too (known from
+    // the name index, without a pass over the names): report writers then
+    // use the names as they are.
+    bool names_given_and_unique() const noexcept { return unnamed_or_shared_names_ == 0; }
     // True while every edge points from a lower to a higher index (always,
     // unless add_edge/set_producers made a backward edge; it then stays
     // false). numgap::topological_order uses it to skip its O(N + E) scan:
@@ -341,6 +357,7 @@ private:
     void index_name(std::size_t node) {
         const auto [entry, inserted] = name_index_.insert(node_name(node), std::uint32_t(node), name_equals{this});
         if (!inserted) *entry |= ambiguous_bit;
+        if (!inserted || node_name(node).empty()) ++unnamed_or_shared_names_;
     }
     void index_keys(std::size_t node) {
         const text_list keys = output_keys(node);
@@ -430,6 +447,7 @@ private:
     std::vector<std::int64_t> shape_scratch_; // set_output_shape's new entries
     std::vector<text_ref> ref_scratch_;       // a key list before it goes into keys_
     std::size_t garbage_chars_ = 0;           // text of replaced keys, still in texts_
+    std::size_t unnamed_or_shared_names_ = 0; // nodes named "" or as an earlier node
     bool index_order_is_topological_ = true;
     detail::key_index name_index_;
     detail::key_index key_index_;

@@ -12,12 +12,17 @@
 // table next changes); operator[](i) copies one node out whole as a
 // node_spec (for callers that want one, and tests). A node_spec given no
 // outputs by its maker keeps none: the table stores what it is given (the
-// graph.json reader fills in {name} itself).
-// Complexity: push_back O(text + lists) amortised; views O(1); operator[]
-// O(node). Throws numgap::error (error_kind::limit) past 2^31 - 1 nodes or
-// 4 GiB of text; std::bad_alloc.
+// graph.json reader fills in {name} itself). find(name) is the first node
+// of that name, through an index push_back keeps (the reader refuses a
+// repeated name with it, and run_graph looks names up in it rather than
+// hashing every name once more).
+// Complexity: push_back O(text + lists) amortised; views O(1); find O(1)
+// expected; operator[] O(node). Throws numgap::error (error_kind::limit)
+// past 2^31 - 1 nodes or 4 GiB of text; std::bad_alloc.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -64,8 +69,17 @@ public:
         return node;
     }
 
-    // Room for `nodes` nodes of one input each.
+    // The first node called `name`, or nullopt.
+    std::optional<std::size_t> find(std::string_view name) const {
+        const std::uint32_t* found = name_index_.find(name, name_equals{this});
+        return found == nullptr ? std::nullopt : std::optional<std::size_t>(*found);
+    }
+
+    // Room for `nodes` nodes of one input each. The name index is memory
+    // touched at once, not address space, so a generous guess reserves it
+    // for at most 2^22 names (it grows past that as nodes come).
     void reserve(std::size_t nodes) {
+        name_index_.reserve(std::min<std::size_t>(nodes, std::size_t(1) << 22));
         names_.reserve(nodes);
         ops_.reserve(nodes);
         outputs_are_name_.reserve(nodes);
@@ -74,11 +88,13 @@ public:
         handles_.reserve(nodes, 0);
     }
 
-    void push_back(const node_spec& node) {
+    // Adds `node`; false when an earlier node has its name (it is added all the same).
+    bool push_back(const node_spec& node) {
         const std::size_t index = names_.size();
         if (index >= numgap::detail::max_key_positions)
             throw error(error_kind::limit, "graph.json: more than 2^31 - 1 nodes", error_location::of_item(node.name));
         const bool outputs_are_name = node.outputs.size() == 1 && node.outputs[0] == node.name;
+        name_index_.reserve(index + 1);
         // Every member grows by one node or none: a throw midway takes back what was added.
         const std::size_t chars = chars_.size();
         try {
@@ -105,12 +121,18 @@ public:
             chars_.truncate(chars);
             throw;
         }
+        // Room was made first, so this cannot throw once the node is in.
+        return name_index_.insert(node.name, std::uint32_t(index), name_equals{this}).second;
     }
 
     // Frees every node (run_directory::release_nodes).
     void clear() noexcept { *this = node_table(); }
 
 private:
+    struct name_equals {
+        const node_table* table;
+        bool operator()(std::uint32_t node, std::string_view name) const { return table->name(node) == name; }
+    };
     text_list texts(std::span<const text_ref> refs) const { return chars_.list(refs); }
     // Stores `text`, or reuses an equal text stored lately: an input is
     // mostly the name of a node just before (a fan-out's q, k and v read
@@ -130,6 +152,7 @@ private:
     numgap::detail::list_pool<std::int64_t> handles_{"debug handles"};
     std::vector<bool> outputs_are_name_;
     std::vector<text_ref> scratch_; // push_back's lists before they go into a pool
+    numgap::detail::key_index name_index_; // payload: the first node of a name
 };
 
 } // namespace numgap::io

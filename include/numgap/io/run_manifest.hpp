@@ -165,18 +165,6 @@ class manifest_reader {
 public:
     explicit manifest_reader(std::string_view file_name) : file_name_(file_name) {}
 
-private:
-    // The node names read so far, indexed by position in manifest.nodes.
-    struct name_of_node {
-        const run_manifest* manifest;
-        std::string_view operator()(std::size_t i) const { return manifest->nodes.name(i); }
-    };
-    using node_names = numgap::detail::positional_key_index<name_of_node>;
-    static node_names node_names_of(const run_manifest& manifest, std::size_t expected = 0) {
-        return node_names(name_of_node{&manifest}, expected);
-    }
-
-public:
     run_manifest read(const json_value& root) {
         run_manifest manifest;
         manifest.has_graph = true;
@@ -221,15 +209,13 @@ public:
                 if (stream.peek_significant() != '[') throw needs_tree{};
                 // At most one node per '{' ahead, each at least {"name":"x"}:
                 // reserved, not grown by doubling. Untouched capacity costs
-                // address space only (a guess too large for it is dropped);
-                // the name index is touched, so it is sized for at most 2^22.
+                // address space only (a guess too large for it is dropped).
                 const std::size_t expected = stream.bound_ahead('{', 12);
                 try {
                     manifest.nodes.reserve(manifest.nodes.size() + expected);
                 } catch (const std::bad_alloc&) {
                 }
-                node_names index_of_name = node_names_of(manifest, std::min<std::size_t>(expected, 1 << 22));
-                stream.read_array(2, [&] { read_streamed_node(stream, manifest, index_of_name); });
+                stream.read_array(2, [&] { read_streamed_node(stream, manifest); });
             } else if (key == "tensors") {
                 if (stream.peek_significant() != '{') throw needs_tree{};
                 stream.read_object(2, false, [&](const std::string& tensor_key) {
@@ -312,14 +298,13 @@ private:
 
     void read_nodes(const json_value& nodes, run_manifest& manifest) {
         if (!nodes.is_array()) fail(nodes, "\"nodes\" must be an array, found " + found(nodes));
-        node_names index_of_name = node_names_of(manifest);
         for (const json_value& entry : nodes.as_array()) {
-            read_node(entry, manifest, index_of_name);
+            read_node(entry, manifest);
             node_values_.push_back(&entry);
         }
     }
 
-    void read_node(const json_value& entry, run_manifest& manifest, node_names& index_of_name) const {
+    void read_node(const json_value& entry, run_manifest& manifest) const {
         const std::string position = "node " + std::to_string(manifest.nodes.size());
         if (!entry.is_object()) fail(entry, position + " must be an object, found " + found(entry));
         const json_value* name = entry.find("name");
@@ -330,8 +315,7 @@ private:
         const std::string context = "node '" + node.name + "'";
         if (manifest.nodes.size() >= numgap::detail::max_key_positions)
             fail(*name, "more than 2^31 - 1 nodes", error_kind::limit, node.name);
-        if (!index_of_name.insert(node.name, manifest.nodes.size()).second)
-            fail(*name, context + " appears twice in \"nodes\"");
+        if (manifest.nodes.find(node.name)) fail(*name, context + " appears twice in \"nodes\"");
         bool has_outputs = false;
         for (const json_member& member : entry.as_object()) {
             if (member.key == "name" || member.key == "metadata") continue;
@@ -360,7 +344,7 @@ private:
     // valid node has (string name and op, arrays of strings and integers,
     // any metadata). Anything else, valid or not, throws needs_tree, so
     // read(root)'s code decides and words every error.
-    void read_streamed_node(json_stream& stream, run_manifest& manifest, node_names& index_of_name) const {
+    void read_streamed_node(json_stream& stream, run_manifest& manifest) const {
         if (stream.peek_significant() != '{') throw needs_tree{};
         constexpr int depth = 3; // the document, "nodes", the node
         node_spec node;
@@ -398,9 +382,8 @@ private:
         });
         if (!has_name || node.name.empty() || manifest.nodes.size() >= numgap::detail::max_key_positions)
             throw needs_tree{};
-        if (!index_of_name.insert(node.name, manifest.nodes.size()).second) throw needs_tree{};
         if (!has_outputs) node.outputs = {node.name};
-        manifest.nodes.push_back(node);
+        if (!manifest.nodes.push_back(node)) throw needs_tree{}; // a name seen before
     }
 
     // Producers before consumers, and one producer per tensor. Read

@@ -58,6 +58,7 @@
 #include <string_view>
 #include <vector>
 
+#include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/key_index.hpp>
 #include <numgap/report/comparison_report.hpp>
@@ -106,11 +107,13 @@ inline std::vector<std::size_t> group_of_reference_nodes(const comparison_report
     }
     return group_of;
 }
-} // namespace detail
 
-inline void analyze_report(comparison_report& report) {
-    const std::vector<std::size_t> group_of = detail::group_of_reference_nodes(report);
+// analyze_report with `group_of` (group_of_reference_nodes' result) given by
+// a caller that made the snapshot and the rows and knows it already
+// (build_report: a hash lookup of every reference node's name saved).
+inline void analyze_grouped_report(comparison_report& report, const std::vector<std::size_t>& group_of) {
     const std::vector<report_node>& nodes = report.reference_graph;
+    NUMGAP_ASSERT(group_of.size() == nodes.size());
 
     report_rows& rows = report.groups;
     report_summary summary;
@@ -200,6 +203,11 @@ inline void analyze_report(comparison_report& report) {
     }
     for (std::size_t g = 0; g < rows.size(); ++g) rows.set_analysis(g, order[g], origin[g] != 0, suspect[g] != 0);
     report.summary = std::move(summary);
+}
+} // namespace detail
+
+inline void analyze_report(comparison_report& report) {
+    detail::analyze_grouped_report(report, detail::group_of_reference_nodes(report));
 }
 
 } // namespace numgap
