@@ -589,6 +589,39 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     CHECK(contains(broken, "key 'k'"));
 }
 
+TEST_CASE("safetensors runs: a header that repeats a key gets the error the checked reading gives") {
+    // A run's file is read without a duplicate check of the JSON reader's
+    // own (the run's key index finds a repeated key); on any failure the
+    // checked reading runs, so the error is the one parse_safetensors_header
+    // gives: the repeated key when it comes before a later fault.
+    const std::string data(16, '\0');
+    const auto data16 = numgap_test::to_bytes(data);
+    numgap_test::temp_directory run;
+    const auto reason_after_name = [](const std::string& message) {
+        const std::size_t at = message.find(".safetensors");
+        return at == std::string::npos ? message : message.substr(at + 12);
+    };
+    for (const std::string& header :
+         {"{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("a", "F32", "[2]", 8, 16) +
+              "}", // tiles: the index finds it
+          "{" + entry("a", "F32", "[4]", 0, 16) + "," + entry("a", "F32", "[4]", 0, 16) + "}", // overlap too
+          "{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("a", "F32", "[2]", 8, 16) + "," +
+              entry("b", "Q7", "[1]", 16, 16) + "}", // a later unknown dtype
+          "{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}"}) { // no repeat
+        CAPTURE(header);
+        const std::string file = file_bytes(header, data16);
+        run.write("repeated/x.safetensors", file);
+        const std::string expected = reason_after_name(header_error(file));
+        const std::string got = error_of([&] { (void)run_directory::open(run / "repeated"); });
+        CHECK(contains(got, (run / "repeated/x.safetensors").string()));
+        CHECK(reason_after_name(got) == expected);
+    }
+    // The first three are refused as a repeated key, the last as overlapping.
+    run.write("repeated/x.safetensors",
+              file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("a", "F32", "[2]", 8, 16) + "}", data16));
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "repeated"); }), "duplicate key \"a\" in object"));
+}
+
 TEST_CASE("safetensors runs: keys without specs; a spec's source_slot is a hint only; try_load looks a key up once") {
     numgap_test::temp_directory run;
     run.write("folder/a.safetensors", safetensors_file({{"c", "F32", "[1]", bytes_of<float>({3})},

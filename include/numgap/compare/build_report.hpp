@@ -260,8 +260,9 @@ comparison_report build_report(compared_groups groups, const ReferenceGraph& ref
 // The same report from graphs and a match result handed over (rvalues): each
 // is destroyed as soon as the report holds what it needs of it (see the top),
 // and `freed()` is called after each: where the allocator keeps freed memory
-// for reuse, a caller may hand the pages back there (numgap compare calls
-// glibc's malloc_trim), which a library should not do on its own.
+// for reuse, a caller may hand the pages back there (glibc's malloc_trim),
+// which a library should not do on its own. (numgap compare does not: its
+// peak is reached before the report, and the rows reuse the freed memory.)
 template <detail::owned_graph ReferenceGraph, detail::owned_graph TargetGraph, std::invocable Freed = void (*)()>
 comparison_report build_report(
     compared_groups groups, ReferenceGraph&& reference_graph, TargetGraph&& target_graph, match_result&& matches,

@@ -90,28 +90,34 @@ public:
 
     // Adds `node`; false when an earlier node has its name (it is added all the same).
     bool push_back(const node_spec& node) {
+        return push_back(node.name, node.op, node.inputs, node.outputs, node.debug_handles);
+    }
+    // The same from its parts (a reader reusing its buffers node after node).
+    bool push_back(std::string_view name, std::string_view op, std::span<const std::string> inputs,
+                   std::span<const std::string> outputs, std::span<const std::int64_t> debug_handles) {
         const std::size_t index = names_.size();
         if (index >= numgap::detail::max_key_positions)
-            throw error(error_kind::limit, "graph.json: more than 2^31 - 1 nodes", error_location::of_item(node.name));
-        const bool outputs_are_name = node.outputs.size() == 1 && node.outputs[0] == node.name;
+            throw error(error_kind::limit, "graph.json: more than 2^31 - 1 nodes",
+                        error_location::of_item(std::string(name)));
+        const bool outputs_are_name = outputs.size() == 1 && outputs[0] == name;
         name_index_.reserve(index + 1);
         // Every member grows by one node or none: a throw midway takes back what was added.
         const std::size_t chars = chars_.size();
         try {
-            const std::uint32_t op = ops_texts_.intern(node.op, "graph.json: more than 2^31 - 1 distinct ops");
-            const text_ref name = store(node.name);
+            const std::uint32_t op_position = ops_texts_.intern(op, "graph.json: more than 2^31 - 1 distinct ops");
+            const text_ref name_ref = store(name);
             std::vector<text_ref>& refs = scratch_;
             refs.clear();
-            for (const std::string& input : node.inputs) refs.push_back(store(input));
+            for (const std::string& input : inputs) refs.push_back(store(input));
             inputs_.push_list(refs.begin(), refs.end());
             refs.clear();
             if (!outputs_are_name)
-                for (const std::string& output : node.outputs) refs.push_back(store(output));
+                for (const std::string& output : outputs) refs.push_back(store(output));
             outputs_.push_list(refs.begin(), refs.end());
-            handles_.push_list(node.debug_handles.begin(), node.debug_handles.end());
+            handles_.push_list(debug_handles.begin(), debug_handles.end());
             outputs_are_name_.push_back(outputs_are_name);
-            ops_.push_back(op);
-            names_.push_back(name);
+            ops_.push_back(op_position);
+            names_.push_back(name_ref);
         } catch (...) {
             inputs_.truncate(index);
             outputs_.truncate(index);
@@ -122,7 +128,7 @@ public:
             throw;
         }
         // Room was made first, so this cannot throw once the node is in.
-        return name_index_.insert(node.name, std::uint32_t(index), name_equals{this}).second;
+        return name_index_.insert(name, std::uint32_t(index), name_equals{this}).second;
     }
 
     // Frees every node (run_directory::release_nodes).

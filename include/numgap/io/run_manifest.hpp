@@ -67,6 +67,7 @@
 #include <limits>
 #include <new>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -215,7 +216,8 @@ public:
                     manifest.nodes.reserve(manifest.nodes.size() + expected);
                 } catch (const std::bad_alloc&) {
                 }
-                stream.read_array(2, [&] { read_streamed_node(stream, manifest); });
+                streamed_node node;
+                stream.read_array(2, [&] { read_streamed_node(stream, manifest, node); });
             } else if (key == "tensors") {
                 if (stream.peek_significant() != '{') throw needs_tree{};
                 stream.read_object(2, false, [&](const std::string& tensor_key) {
@@ -343,18 +345,32 @@ private:
     // per node was most of the reading's allocations): only the shape every
     // valid node has (string name and op, arrays of strings and integers,
     // any metadata). Anything else, valid or not, throws needs_tree, so
-    // read(root)'s code decides and words every error.
-    void read_streamed_node(json_stream& stream, run_manifest& manifest) const {
+    // read(root)'s code decides and words every error. The strings go into
+    // buffers reused node after node (`node`): a million nodes' names,
+    // ops and inputs allocate nothing once the buffers have grown.
+    struct streamed_node {
+        std::string name, op;
+        std::vector<std::string> inputs, outputs; // the first input_count, output_count in use
+        std::size_t input_count = 0, output_count = 0;
+        std::vector<std::int64_t> debug_handles;
+    };
+    void read_streamed_node(json_stream& stream, run_manifest& manifest, streamed_node& node) const {
         if (stream.peek_significant() != '{') throw needs_tree{};
         constexpr int depth = 3; // the document, "nodes", the node
-        node_spec node;
+        node.op.clear();
+        node.input_count = node.output_count = 0;
+        node.debug_handles.clear();
         bool has_name = false, has_outputs = false;
         const auto read_string = [&](std::string& into) {
             if (!stream.read_string(into)) throw needs_tree{};
         };
-        const auto read_strings = [&](std::vector<std::string>& strings) {
+        const auto read_strings = [&](std::vector<std::string>& strings, std::size_t& count) {
             if (stream.peek_significant() != '[') throw needs_tree{};
-            stream.read_array(depth + 1, [&] { read_string(strings.emplace_back()); });
+            count = 0;
+            stream.read_array(depth + 1, [&] {
+                if (count == strings.size()) strings.emplace_back();
+                read_string(strings[count++]);
+            });
         };
         stream.read_object(depth, true, [&](const std::string& key) {
             if (key == "name") {
@@ -363,13 +379,18 @@ private:
             } else if (key == "op") {
                 read_string(node.op);
             } else if (key == "inputs") {
-                read_strings(node.inputs);
+                read_strings(node.inputs, node.input_count);
             } else if (key == "outputs") {
-                read_strings(node.outputs);
+                read_strings(node.outputs, node.output_count);
                 has_outputs = true;
             } else if (key == "debug_handles") {
                 if (stream.peek_significant() != '[') throw needs_tree{};
                 stream.read_array(depth + 1, [&] {
+                    const std::optional<std::int64_t> plain = stream.read_plain_integer();
+                    if (plain) {
+                        node.debug_handles.push_back(*plain);
+                        return;
+                    }
                     const json_value handle = stream.read_value(depth + 1);
                     if (!handle.is_integer()) throw needs_tree{};
                     node.debug_handles.push_back(handle.as_integer());
@@ -382,8 +403,13 @@ private:
         });
         if (!has_name || node.name.empty() || manifest.nodes.size() >= numgap::detail::max_key_positions)
             throw needs_tree{};
-        if (!has_outputs) node.outputs = {node.name};
-        if (!manifest.nodes.push_back(node)) throw needs_tree{}; // a name seen before
+        const std::span<const std::string> outputs =
+            has_outputs ? std::span<const std::string>(node.outputs.data(), node.output_count)
+                        : std::span<const std::string>(&node.name, 1); // graph.json's default: the name
+        if (!manifest.nodes.push_back(node.name, node.op,
+                                      std::span<const std::string>(node.inputs.data(), node.input_count), outputs,
+                                      node.debug_handles))
+            throw needs_tree{}; // a name seen before
     }
 
     // Producers before consumers, and one producer per tensor. Read

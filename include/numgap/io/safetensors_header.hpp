@@ -89,10 +89,14 @@ struct safetensors_entry_read {
 // entry; reserve(n) first, with n an upper bound on the entries (what a
 // caller may reserve: the header's text bounds it). Returns where the data
 // start (8 + N). The tiling of the data is the caller's to check
-// (check_safetensors_tiling), once it has every entry.
+// (check_safetensors_tiling), once it has every entry. With
+// check_duplicate_keys false a key may come twice: for a caller that indexes
+// every key anyway and, on finding one twice, reads the header again with
+// the check to report it (a second index of a million keys was a tenth of
+// opening a run).
 template <class Reserve, class OnMetadata, class OnEntry>
 std::uint64_t read_safetensors_header(std::span<const std::byte> bytes, std::string_view file, Reserve&& reserve,
-                                      OnMetadata&& on_metadata, OnEntry&& on_entry) {
+                                      OnMetadata&& on_metadata, OnEntry&& on_entry, bool check_duplicate_keys = true) {
     const std::string in_file = "safetensors file '" + std::string(file) + "'";
     const auto at = [&](std::uint64_t offset, std::string key = {}) {
         return error_location::at_offset(std::string(file), offset, std::move(key));
@@ -240,7 +244,7 @@ std::uint64_t read_safetensors_header(std::span<const std::byte> bytes, std::str
         on_entry(safetensors_entry_read{key, safetensors_dtype_slot(known - std::begin(safetensors_dtypes)), shape,
                                         data_start + begin, data_start + end});
     };
-    stream.read_object(1, true, read_entry, expected_entries);
+    stream.read_object(1, check_duplicate_keys, read_entry, expected_entries);
     stream.finish();
     return data_start;
 }

@@ -182,8 +182,11 @@ private:
         return std::string_view(keys_.data() + r.key_offset, r.key_size);
     }
     // Indexes record `position` of the file called `name`; a key already
-    // indexed is an error naming both files.
-    void claim(std::size_t position, const std::string& name) {
+    // indexed is an error naming both files, or, when the file's own header
+    // lists it twice (read unchecked: add_records), the error the checked
+    // reading of `added`'s header gives.
+    void claim(std::size_t position, const std::string& name, const file* added = nullptr,
+               const std::filesystem::path& shown = {}) {
         if (position >= numgap::detail::max_key_positions)
             throw error(error_kind::limit, "a run of more than 2^31 - 1 safetensors keys cannot be indexed",
                         error_location::in_file(name));
@@ -191,6 +194,11 @@ private:
         if (!inserted) {
             const std::string key(key_of(position));
             const std::uint32_t other = records_[*existing].file;
+            if (added != nullptr && other == records_[position].file) {
+                refuse_repeated_key(*added, shown);
+                throw error(error_kind::schema, "safetensors file '" + name + "' lists key '" + key + "' twice",
+                            error_location::at_item(name, key));
+            }
             const std::string& other_name = other < files_.size() ? files_[other]->name : name;
             throw error(error_kind::schema,
                         "key '" + key + "' is in both safetensors files '" + other_name + "' and '" + name +
@@ -199,37 +207,58 @@ private:
         }
     }
 
+    // Reads `added`'s header again with the duplicate check, which throws
+    // where its first repeated key is (or an earlier error of the header).
+    static void refuse_repeated_key(const file& added, const std::filesystem::path& shown) {
+        detail::read_safetensors_header(
+            added.mapping->bytes(), shown.string(), [](std::size_t) {}, [](const std::string&, const std::string&) {},
+            [](const detail::safetensors_entry_read&) {});
+    }
+
     // add()'s work on the file `added` (its number is files_.size(), not yet
     // pushed): its records from `first` on, claimed into the index up to `claimed`.
     void add_records(const file& added, const std::filesystem::path& shown, const std::vector<std::string>& only,
                      std::size_t first, std::size_t& claimed) {
         const std::uint32_t file_number = std::uint32_t(files_.size());
-        const std::uint64_t data_start = detail::read_safetensors_header(
-            added.mapping->bytes(), shown.string(),
-            [&](std::size_t expected) {
-                // Grown geometrically across files: a run of many shards is not copied once per shard.
-                if (first + expected > records_.capacity())
-                    records_.reserve(std::max(first + expected, 2 * records_.capacity()));
-            },
-            [](const std::string&, const std::string&) {}, // a run keeps no metadata
-            [&](const detail::safetensors_entry_read& read) {
-                records_.push_back(record{read.begin, read.end, keys_.size(), dimensions_.size(),
-                                          std::uint32_t(read.key.size()), std::uint32_t(read.shape.size()), file_number,
-                                          read.dtype});
-                keys_.append(read.key);
-                dimensions_.insert(dimensions_.end(), read.shape.begin(), read.shape.end());
-            });
-        detail::check_safetensors_tiling(
-            records_.size() - first,
-            [&](std::size_t i) { return std::pair(records_[first + i].begin, records_[first + i].end); },
-            [&](std::size_t i) { return key_of(first + i); }, shown.string(), data_start, added.mapping->size());
+        // Without `only` every key goes into the index, which finds a key the
+        // header repeats: the header is read without a duplicate check of its
+        // own. Whatever fails, the checked reading runs first, so the error
+        // is the one it would have given (a repeated key before a later fault).
+        const bool index_checks_keys = only.empty();
+        std::uint64_t data_start = 0;
+        try {
+            data_start = detail::read_safetensors_header(
+                added.mapping->bytes(), shown.string(),
+                [&](std::size_t expected) {
+                    // Grown geometrically across files: a run of many shards is not copied once per shard.
+                    if (first + expected > records_.capacity())
+                        records_.reserve(std::max(first + expected, 2 * records_.capacity()));
+                },
+                [](const std::string&, const std::string&) {}, // a run keeps no metadata
+                [&](const detail::safetensors_entry_read& read) {
+                    records_.push_back(record{read.begin, read.end, keys_.size(), dimensions_.size(),
+                                              std::uint32_t(read.key.size()), std::uint32_t(read.shape.size()),
+                                              file_number, read.dtype});
+                    keys_.append(read.key);
+                    dimensions_.insert(dimensions_.end(), read.shape.begin(), read.shape.end());
+                },
+                !index_checks_keys);
+            detail::check_safetensors_tiling(
+                records_.size() - first,
+                [&](std::size_t i) { return std::pair(records_[first + i].begin, records_[first + i].end); },
+                [&](std::size_t i) { return key_of(first + i); }, shown.string(), data_start, added.mapping->size());
+        } catch (const error&) {
+            if (index_checks_keys) refuse_repeated_key(added, shown);
+            throw;
+        }
         added.mapping->check_intact();
         // Every key and shape is copied out: the header's pages (70 MB for a
-        // million keys) need not stay in this process's memory.
+        // million keys) need not stay in this process's memory (a second
+        // reading for an error maps them in again).
         added.mapping->release_pages(0, data_start);
-        if (only.empty()) {
+        if (index_checks_keys) {
             index_.reserve(records_.size());
-            for (; claimed < records_.size(); ++claimed) claim(claimed, added.name);
+            for (; claimed < records_.size(); ++claimed) claim(claimed, added.name, &added, shown);
             return;
         }
         // Only the listed keys stay, in the order listed; the file's own keys

@@ -183,11 +183,12 @@ protected: // json_stream (io/json/stream.hpp) reads a document piecewise with t
             }
             return !remember(key);
         };
+        std::string key; // one buffer for every key (on_member may move it away)
         for (;;) {
             skip_space();
             if (peek() != '"') fail("expected a string key in object, found " + found());
             const std::size_t key_position = position_;
-            std::string key = parse_string();
+            parse_string(key);
             if (check_duplicates && seen_before(key)) {
                 position_ = key_position;
                 fail("duplicate key \"" + key + "\" in object");
@@ -256,8 +257,15 @@ protected: // json_stream (io/json/stream.hpp) reads a document piecewise with t
     }
 
     std::string parse_string() {
-        ++position_; // opening quote
         std::string out;
+        parse_string(out);
+        return out;
+    }
+    // The string that starts here, into `out` (its old text replaced, its
+    // storage reused: a million names read into one buffer allocate nothing).
+    void parse_string(std::string& out) {
+        ++position_; // opening quote
+        out.clear();
         for (;;) {
             // A run of printable ASCII is appended at once: names and keys are
             // mostly nothing else, and a byte at a time was a sixth of opening
@@ -270,7 +278,7 @@ protected: // json_stream (io/json/stream.hpp) reads a document piecewise with t
             const auto c = static_cast<unsigned char>(text_[position_]);
             if (c == '"') {
                 ++position_;
-                return out;
+                return;
             }
             if (c < 0x20) fail("control character (byte " + std::to_string(c) + ") inside a string; escape it");
             if (c >= 0x80) {

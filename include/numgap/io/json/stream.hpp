@@ -91,7 +91,7 @@ public:
     bool read_string(std::string& out) {
         skip_space();
         if (peek() != '"') return false;
-        out = parse_string();
+        parse_string(out);
         return true;
     }
 
