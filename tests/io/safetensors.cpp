@@ -7,9 +7,15 @@
 // reference against bf16 and f16 targets through compare_runs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <memory>
+#include <numeric>
+#include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -587,6 +593,65 @@ TEST_CASE("safetensors runs: one file by content, a folder, duplicate keys, and 
     const std::string broken = error_of([&] { (void)run_directory::open(run / "folder"); });
     CHECK(contains(broken, "broken.safetensors"));
     CHECK(contains(broken, "key 'k'"));
+}
+
+TEST_CASE("safetensors runs: position_of agrees with the index in every lookup order, on several threads") {
+    // position_of first tries the positions after this thread's last hit in
+    // the same run: in file order, backwards, at random, skipping, with two
+    // runs interleaved, absent keys between, a run destroyed and another
+    // made (perhaps at its address), and on four threads at once, every
+    // answer must be the key's own position.
+    numgap_test::temp_directory run;
+    const auto make = [&](const std::string& name, std::size_t count, const std::string& prefix) {
+        std::vector<tensor_bytes> tensors;
+        for (std::size_t i = 0; i < count; ++i)
+            tensors.push_back({prefix + std::to_string(i), "F32", "[1]", bytes_of<float>({float(i)})});
+        const auto path = run.write(name, safetensors_file(tensors));
+        auto tensors_of_run = std::make_unique<numgap::io::safetensors_tensors>();
+        tensors_of_run->add(name, numgap::io::file_descriptor(::open(path.c_str(), O_RDONLY | O_CLOEXEC)), path);
+        return tensors_of_run;
+    };
+    const auto check_order = [](const numgap::io::safetensors_tensors& tensors, const std::vector<std::size_t>& order) {
+        for (const std::size_t i : order) {
+            const std::string_view key = tensors.key_at(std::uint32_t(i));
+            REQUIRE(tensors.position_of(key) == std::optional<std::uint32_t>(std::uint32_t(i)));
+            CHECK_FALSE(tensors.position_of(std::string(key) + "x").has_value());
+        }
+    };
+    std::mt19937 random(7);
+    for (int round = 0; round < 3; ++round) {
+        const auto first = make("a.safetensors", 200, "k"), second = make("b.safetensors", 150, "k");
+        std::vector<std::size_t> forward(200), skipping, shuffled;
+        std::iota(forward.begin(), forward.end(), 0);
+        for (std::size_t i = 0; i < 200; i += 1 + random() % 7) skipping.push_back(i);
+        shuffled = forward;
+        std::shuffle(shuffled.begin(), shuffled.end(), random);
+        const std::vector<std::size_t> backward(forward.rbegin(), forward.rend());
+        for (const std::vector<std::size_t>& order : {forward, backward, skipping, shuffled})
+            check_order(*first, order);
+        // Two runs taking turns, as a comparison does (keys in both: "k0".. "k149").
+        for (std::uint32_t i = 0; i < 150; ++i) {
+            REQUIRE(first->position_of("k" + std::to_string(i)) == std::optional<std::uint32_t>(i));
+            REQUIRE(second->position_of("k" + std::to_string(i)) == std::optional<std::uint32_t>(i));
+        }
+        // Four threads, each over its own interleaving of both runs.
+        std::vector<std::thread> threads;
+        std::atomic<int> wrong{0};
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                for (std::size_t i = std::size_t(t); i < 150; i += 2)
+                    for (const auto* tensors : {first.get(), second.get()})
+                        if (tensors->position_of("k" + std::to_string(i)) != std::optional<std::uint32_t>(i)) ++wrong;
+            });
+        for (std::thread& thread : threads) thread.join();
+        CHECK(wrong == 0);
+    }
+    // A run made after others were destroyed, its keys in another order than theirs.
+    const auto last = make("c.safetensors", 60, "z");
+    std::vector<std::size_t> all(60);
+    std::iota(all.begin(), all.end(), 0);
+    check_order(*last, all);
+    CHECK_FALSE(last->position_of("k3").has_value());
 }
 
 TEST_CASE("safetensors runs: a header that repeats a key gets the error the checked reading gives") {

@@ -24,7 +24,8 @@
 // Thread safety: after the files are added, every const member may be called
 // from several threads at once. Complexity: add is O(header); find O(1)
 // expected (an index of the keys that compares against the records' text),
-// O(1) with a position hint; sorted_positions() O(k) for a sorted header,
+// O(1) with a position hint (and a few key comparisons when lookups
+// follow the file's order); sorted_positions() O(k) for a sorted header,
 // else O(k log k).
 #include <algorithm>
 #include <cstddef>
@@ -130,9 +131,25 @@ public:
         return find(key);
     }
     // The position of `key`, or nullopt; and the key at `position` (< size()).
+    // Lookups mostly walk a file in order (tensors compared in the order
+    // they were dumped, one or two threads taking turns), so the few
+    // positions after this thread's last hit in this run are tried first:
+    // a few key comparisons instead of a hash probe whose cache and TLB
+    // misses were a quarter of comparing a million small pairs. A stale
+    // hint (another run since at the same address) costs a comparison; the
+    // key's equality decides, and keys are unique, so the answer is the index's.
     std::optional<std::uint32_t> position_of(std::string_view key) const {
+        recent_hit& recent = recent_hit_of(this);
+        for (std::uint32_t step = 1; step <= recent_window; ++step) {
+            const std::uint64_t position = std::uint64_t(recent.position) + step;
+            if (position < records_.size() && key_of(std::size_t(position)) == key) {
+                recent.position = std::uint32_t(position);
+                return recent.position;
+            }
+        }
         const std::uint32_t* found = index_.find(key, key_equals{this});
         if (found == nullptr) return std::nullopt;
+        recent.position = *found;
         return *found;
     }
     std::string_view key_at(std::uint32_t position) const noexcept { return key_of(position); }
@@ -284,6 +301,23 @@ private:
         records_.resize(first);
         records_.insert(records_.end(), kept.begin(), kept.end());
         for (; claimed < records_.size(); ++claimed) claim(claimed, added.name);
+    }
+
+    // position_of's hint: per thread, the last position found in each of
+    // the last few runs looked in (a thread compares two runs at a time).
+    struct recent_hit {
+        const safetensors_tensors* table = nullptr;
+        std::uint32_t position = 0xffffffffu; // none yet: every try is past the end
+    };
+    static constexpr std::uint32_t recent_window = 4;
+    static recent_hit& recent_hit_of(const safetensors_tensors* table) noexcept {
+        static thread_local recent_hit hits[4];
+        static thread_local unsigned next = 0;
+        for (recent_hit& hit : hits)
+            if (hit.table == table) return hit;
+        recent_hit& taken = hits[next++ % 4];
+        taken = recent_hit{table};
+        return taken;
     }
 
     std::vector<std::unique_ptr<const file>> files_; // in the order added; a location points at one
