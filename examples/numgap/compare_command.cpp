@@ -143,7 +143,8 @@ int run_shard(const compare_arguments& arguments, const numgap::basic_graph& ref
     {
         // The shard's share of the bytes is planned inside compare_shard: groups only.
         progress_display progress(arguments.quiet, 0);
-        options.progress = [&progress](std::size_t done, std::size_t total) { progress.groups(done, total); };
+        if (progress.enabled())
+            options.progress = [&progress](std::size_t done, std::size_t total) { progress.groups(done, total); };
         partial = numgap::compare_shard(reference_graph, target_graph, matches, reference_run, target_run, metrics,
                                         options, *arguments.shard, group_bytes,
                                         result_options_text(arguments, reference_run, target_run));
@@ -271,8 +272,10 @@ int run_compare(const compare_arguments& arguments) {
     numgap::compared_groups compared;
     {
         progress_display progress(arguments.quiet, reference_run.total_bytes() + target_run.total_bytes());
-        options.progress = [&progress](std::size_t done, std::size_t total) { progress.groups(done, total); };
-        options.bytes_compared = &progress.bytes();
+        if (progress.enabled()) {
+            options.progress = [&progress](std::size_t done, std::size_t total) { progress.groups(done, total); };
+            options.bytes_compared = &progress.bytes();
+        }
         compared =
             numgap::compare_groups(reference_graph, target_graph, matches, reference_run, target_run, metrics, options);
     }

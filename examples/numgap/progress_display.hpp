@@ -38,6 +38,10 @@ public:
         if (shown_) std::fprintf(stderr, "\r\033[K");
     }
 
+    // Whether the line is shown. Only then are the callbacks below worth
+    // attaching: compare_runs takes a lock per group to call `progress`,
+    // which two workers comparing a million small pairs contend for.
+    bool enabled() const noexcept { return enabled_; }
     // For compare_options::progress: called once per group, never concurrently.
     void groups(std::size_t done, std::size_t total) noexcept {
         groups_done_.store(done, std::memory_order_relaxed);
