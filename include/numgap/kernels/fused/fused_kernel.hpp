@@ -172,8 +172,12 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     // arithmetic in series (time ~ read time + compute time): at 2^26
     // elements f32/f16 rose from ~80% to ~94% and f32/u8 from ~70% to ~90% of
     // the two-stream read ceiling; 256 to 2048 elements ahead all help, 512
-    // was best (benchmarks/kernels.cpp).
-    constexpr std::size_t prefetch_distance = 512;
+    // was best (benchmarks/kernels.cpp). A chunk of several segments (the
+    // rows of tensor-parallel shards, accumulate_runs) reads as many
+    // streams at once, each in bursts of one row: twice as far ahead, the
+    // 8-shard pair at 2^26 rose from 76% to 83% of the unsplit pair (Zen 4;
+    // 2048 was no better than 1024).
+    const std::size_t prefetch_distance = count > 1 ? 1024 : 512;
     // The side sums are flushed into float64 every side_flush elements, so
     // each lane's float chain adds at most 32 values (a chunk's 128 cost
     // ~1e-7 of std in the mean).
