@@ -88,6 +88,21 @@ TEST_CASE("node_table: every node reads back as the node_spec it was given") {
     CHECK(table.size() == given.size());
 }
 
+TEST_CASE("node_table: a node named by a view of the table's own text") {
+    // push_back stores the name before indexing it; the view may dangle once
+    // storing has grown the text, so the stored copy is what gets indexed.
+    numgap::io::node_table table;
+    for (int i = 0; i < 3000; ++i)
+        table.push_back({"a-node-name-longer-than-a-short-string-" + std::to_string(i), "op", {}, {}, {}});
+    // As many again: the text doubles, so some push_back grows it while its name views it.
+    for (std::size_t i = 0; i < 3000; ++i) {
+        const std::string expected(table.name(i));
+        CHECK_FALSE(table.push_back(table.name(i), table.op(i), {}, {}, {}));
+        CHECK(table.name(table.size() - 1) == expected);
+        CHECK(table.find(expected) == std::optional<std::size_t>(i));
+    }
+}
+
 TEST_CASE("node_table: the views are the table's own text") {
     numgap::io::node_table table;
     table.push_back({"relu", "aten.relu.default", {"x"}, {"relu"}, {7}});

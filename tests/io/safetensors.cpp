@@ -672,6 +672,8 @@ TEST_CASE("safetensors runs: a header that repeats a key gets the error the chec
           "{" + entry("a", "F32", "[4]", 0, 16) + "," + entry("a", "F32", "[4]", 0, 16) + "}", // overlap too
           "{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("a", "F32", "[2]", 8, 16) + "," +
               entry("b", "Q7", "[1]", 16, 16) + "}", // a later unknown dtype
+          "{\"__metadata__\":{},\"__metadata__\":{\"n\":\"1\"}," + entry("a", "F32", "[4]", 0, 16) +
+              "}", // a repeat that makes no entry
           "{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("b", "F32", "[2]", 4, 12) + "}"}) { // no repeat
         CAPTURE(header);
         const std::string file = file_bytes(header, data16);
@@ -681,10 +683,25 @@ TEST_CASE("safetensors runs: a header that repeats a key gets the error the chec
         CHECK(contains(got, (run / "repeated/x.safetensors").string()));
         CHECK(reason_after_name(got) == expected);
     }
-    // The first three are refused as a repeated key, the last as overlapping.
+    // The first four are refused as a repeated key, the last as overlapping.
     run.write("repeated/x.safetensors",
               file_bytes("{" + entry("a", "F32", "[2]", 0, 8) + "," + entry("a", "F32", "[2]", 8, 16) + "}", data16));
     CHECK(contains(error_of([&] { (void)run_directory::open(run / "repeated"); }), "duplicate key \"a\" in object"));
+    // A key of an earlier file met first, a repeat later in the same header:
+    // the repeat is the error, as the checked reading gives it.
+    run.write("two/a.safetensors", file_bytes("{" + entry("k", "F32", "[4]", 0, 16) + "}", data16));
+    const std::string repeats = "{" + entry("k", "F32", "[1]", 0, 4) + "," + entry("z", "F32", "[1]", 4, 8) + "," +
+                                entry("z", "F32", "[2]", 8, 16) + "}";
+    run.write("two/b.safetensors", file_bytes(repeats, data16));
+    const std::string across = error_of([&] { (void)run_directory::open(run / "two"); });
+    CHECK(contains(across, "b.safetensors"));
+    CHECK(reason_after_name(across) == reason_after_name(header_error(file_bytes(repeats, data16))));
+    CHECK(contains(across, "duplicate key \"z\" in object"));
+    // Without the repeat, the key in both files is the error.
+    run.write("two/b.safetensors",
+              file_bytes("{" + entry("k", "F32", "[1]", 0, 4) + "," + entry("z", "F32", "[3]", 4, 16) + "}", data16));
+    CHECK(contains(error_of([&] { (void)run_directory::open(run / "two"); }),
+                   "key 'k' is in both safetensors files 'a.safetensors' and 'b.safetensors'"));
 }
 
 TEST_CASE("safetensors runs: keys without specs; a spec's source_slot is a hint only; try_load looks a key up once") {

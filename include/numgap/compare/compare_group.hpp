@@ -80,9 +80,11 @@ std::vector<std::string> report_names(const G& g) {
     return names;
 }
 
-// A graph that says whether its names are all given and unique (basic_graph).
+// A graph that says whether its names are all given and unique, and opts in
+// to being trusted on it (basic_graph: G::tracks_unique_names).
 template <class G>
 concept knows_unique_names = requires(const G& g) {
+    requires G::tracks_unique_names;
     { g.names_given_and_unique() } -> std::convertible_to<bool>;
 };
 

@@ -89,6 +89,11 @@ public:
         }
         const bool keys_are_name = output_keys.empty() || (output_keys.size() == 1 && output_keys[0] == name);
         const std::uint32_t op_index = intern_op(op);
+        // Room in both indexes first: indexing the node below, once it is in,
+        // then cannot fail (a node left out of the name index would make a
+        // later one of its name look unique).
+        name_index_.reserve(index + 1);
+        key_index_.reserve(key_index_.size() + std::max<std::size_t>(output_keys.size(), 1));
         // The members grow by one node or none: a throw midway takes back what was added.
         const std::size_t chars = texts_.size();
         try {
@@ -242,6 +247,8 @@ public:
     // the name index, without a pass over the names): report writers then
     // use the names as they are.
     bool names_given_and_unique() const noexcept { return unnamed_or_shared_names_ == 0; }
+    // Says report writers may trust names_given_and_unique() (compare_group.hpp).
+    static constexpr bool tracks_unique_names = true;
     // True while every edge points from a lower to a higher index (always,
     // unless add_edge/set_producers made a backward edge; it then stays
     // false). numgap::topological_order uses it to skip its O(N + E) scan:

@@ -127,8 +127,9 @@ public:
             chars_.truncate(chars);
             throw;
         }
-        // Room was made first, so this cannot throw once the node is in.
-        return name_index_.insert(name, std::uint32_t(index), name_equals{this}).second;
+        // Room was made first, so this cannot throw once the node is in. The
+        // stored copy is indexed: `name` may have viewed text that storing moved.
+        return name_index_.insert(chars_[names_[index]], std::uint32_t(index), name_equals{this}).second;
     }
 
     // Frees every node (run_directory::release_nodes).

@@ -90,10 +90,10 @@ struct safetensors_entry_read {
 // caller may reserve: the header's text bounds it). Returns where the data
 // start (8 + N). The tiling of the data is the caller's to check
 // (check_safetensors_tiling), once it has every entry. With
-// check_duplicate_keys false a key may come twice: for a caller that indexes
-// every key anyway and, on finding one twice, reads the header again with
-// the check to report it (a second index of a million keys was a tenth of
-// opening a run).
+// check_duplicate_keys false a tensor key may come twice (a repeated
+// "__metadata__" is still refused): for a caller that indexes every key
+// anyway and, on finding one twice, reads the header again with the check
+// to report it (a second index of a million keys was a tenth of opening a run).
 template <class Reserve, class OnMetadata, class OnEntry>
 std::uint64_t read_safetensors_header(std::span<const std::byte> bytes, std::string_view file, Reserve&& reserve,
                                       OnMetadata&& on_metadata, OnEntry&& on_entry, bool check_duplicate_keys = true) {
@@ -148,6 +148,7 @@ std::uint64_t read_safetensors_header(std::span<const std::byte> bytes, std::str
     // "shape":[],"data_offsets":[0,0]}).
     const std::size_t expected_entries = stream.bound_ahead('{', 40);
     reserve(expected_entries);
+    bool metadata_seen = false;
     const auto read_entry = [&](const std::string& key) {
         // Messages are built only on the way to an error.
         const auto where = [&] { return in_file + ", key '" + key + "'"; };
@@ -155,6 +156,10 @@ std::uint64_t read_safetensors_header(std::span<const std::byte> bytes, std::str
             throw error(kind, where() + reason, at_key(key));
         };
         if (key == "__metadata__") {
+            // Unchecked, a repeated key that makes no entry is this one: refused
+            // here (the caller's index never sees it; its checked reading words it).
+            if (!check_duplicate_keys && std::exchange(metadata_seen, true))
+                refuse(error_kind::format, " appears twice in the header");
             const json_value value = stream.read_value(1);
             if (!value.is_object()) refuse(error_kind::schema, " is not an object of strings");
             for (const json_member& item : value.as_object()) {

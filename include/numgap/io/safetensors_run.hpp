@@ -199,9 +199,9 @@ private:
         return std::string_view(keys_.data() + r.key_offset, r.key_size);
     }
     // Indexes record `position` of the file called `name`; a key already
-    // indexed is an error naming both files, or, when the file's own header
-    // lists it twice (read unchecked: add_records), the error the checked
-    // reading of `added`'s header gives.
+    // indexed is an error naming both files. Given `added` (its header read
+    // unchecked: add_records), the checked reading of that header runs
+    // first, so a key it repeats anywhere gives the error it always gave.
     void claim(std::size_t position, const std::string& name, const file* added = nullptr,
                const std::filesystem::path& shown = {}) {
         if (position >= numgap::detail::max_key_positions)
@@ -211,11 +211,12 @@ private:
         if (!inserted) {
             const std::string key(key_of(position));
             const std::uint32_t other = records_[*existing].file;
-            if (added != nullptr && other == records_[position].file) {
-                refuse_repeated_key(*added, shown);
+            // A header read unchecked may repeat a key further on: the
+            // checked reading would have refused the file before any claim.
+            if (added != nullptr) refuse_repeated_key(*added, shown);
+            if (other == records_[position].file)
                 throw error(error_kind::schema, "safetensors file '" + name + "' lists key '" + key + "' twice",
                             error_location::at_item(name, key));
-            }
             const std::string& other_name = other < files_.size() ? files_[other]->name : name;
             throw error(error_kind::schema,
                         "key '" + key + "' is in both safetensors files '" + other_name + "' and '" + name +
