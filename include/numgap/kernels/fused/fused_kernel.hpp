@@ -96,8 +96,11 @@ struct run_segment {
 
 // MinMax: with Sides, also each side's min and max. The chunk is `count`
 // segments read one after the other into the same accumulators, at most
-// flush_interval elements in all; with Sides it is one segment.
-template <class Arch, class T, bool Sides, bool MinMax, class ReferenceSource, class TargetSource>
+// flush_interval elements in all; with Sides it is one segment. ManyStreams:
+// the chunk belongs to a walk over many arrays at once (accumulate_runs), so
+// the prefetch also reaches farther, into the outer caches (below).
+template <class Arch, class T, bool Sides, bool MinMax, bool ManyStreams = false, class ReferenceSource,
+          class TargetSource>
 void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, std::size_t count,
                    pair_moments& moments) noexcept {
     static_assert(Sides || !MinMax, "min and max are a part of the side statistics");
@@ -172,12 +175,17 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     // arithmetic in series (time ~ read time + compute time): at 2^26
     // elements f32/f16 rose from ~80% to ~94% and f32/u8 from ~70% to ~90% of
     // the two-stream read ceiling; 256 to 2048 elements ahead all help, 512
-    // was best (benchmarks/kernels.cpp). A chunk of several segments (the
-    // rows of tensor-parallel shards, accumulate_runs) reads as many
-    // streams at once, each in bursts of one row: twice as far ahead, the
-    // 8-shard pair at 2^26 rose from 76% to 83% of the unsplit pair (Zen 4;
-    // 2048 was no better than 1024).
-    const std::size_t prefetch_distance = count > 1 ? 1024 : 512;
+    // was best (benchmarks/kernels.cpp). A walk over many arrays at once
+    // (the rows of tensor-parallel shards, accumulate_runs) reads each in
+    // bursts of one row, which the hardware prefetcher follows poorly: with
+    // only this prefetch the memory time and the arithmetic added up again
+    // (8 shards of 1024 columns at 2^26: 76-83% of the unsplit pair at
+    // distances 512 to 8192, also into L2 alone). Prefetching 2048 elements
+    // ahead into the outer caches as well, on both sides, overlaps them:
+    // 95-102% (Zen 4; the unsplit pair gains nothing from it, and an L1
+    // prefetch that far evicts what the loop reads next).
+    constexpr std::size_t prefetch_distance = 512;
+    [[maybe_unused]] constexpr std::size_t far_prefetch_distance = 2048;
     // The side sums are flushed into float64 every side_flush elements, so
     // each lane's float chain adds at most 32 values (a chunk's 128 cost
     // ~1e-7 of std in the mean).
@@ -248,6 +256,10 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
             for (; i < group_end; i += stride) {
                 reference->prefetch(i + prefetch_distance, stride);
                 target->prefetch(i + prefetch_distance, stride);
+                if constexpr (ManyStreams) {
+                    reference->prefetch_far(i + far_prefetch_distance, stride);
+                    target->prefetch_far(i + far_prefetch_distance, stride);
+                }
                 // Unrolled so each set's accumulators are registers, not an array
                 // indexed at run time (GCC 12 kept the loop rolled for block sources:
                 // f32/int4-block AVX2 2.0x faster unrolled, Zen 3).
@@ -454,7 +466,7 @@ void accumulate_runs(Arch arch, const float* const* references, const float* con
     detail::run_segment<source, source> chunk[most_segments];
     std::size_t segments = 0, filled = 0;
     const auto finish_chunk = [&] {
-        if (segments != 0) detail::moments_chunk<Arch, float, false, false>(chunk, segments, moments);
+        if (segments != 0) detail::moments_chunk<Arch, float, false, false, true>(chunk, segments, moments);
         segments = 0;
         filled = 0;
     };

@@ -4,7 +4,9 @@
 // shifted by k elements, prefetch(i, n) asks the CPU to start loading
 // elements i .. i + n - 1 (a hint: no effect on results, no fault past the
 // end; a no-op for scalar_arch).
-//   pointer_source<Arch, T>:       float32 or float64 values in memory.
+//   pointer_source<Arch, T>:       float32 or float64 values in memory; also
+//     prefetch_far(i, n), the same hint for the outer caches only
+//     (core/prefetch.hpp).
 //   widening_source<Arch, Stored>: float16, bfloat16, float8 e4m3fn / e5m2
 //     or an 8/16-bit integer type, widened to float32 in registers; integers
 //     are dequantized as scale * float(q - zero_point) (raw integers: scale
@@ -46,6 +48,10 @@ struct pointer_source {
     T at(std::size_t i) const noexcept { return data[i]; }
     void prefetch(std::size_t i, std::size_t n) const noexcept {
         if constexpr (!std::is_same_v<Arch, scalar_arch>) numgap::detail::prefetch_bytes(data, i * sizeof(T), n * sizeof(T));
+    }
+    void prefetch_far(std::size_t i, std::size_t n) const noexcept {
+        if constexpr (!std::is_same_v<Arch, scalar_arch>)
+            numgap::detail::prefetch_bytes_far(data, i * sizeof(T), n * sizeof(T));
     }
     pointer_source advanced(std::size_t k) const noexcept { return {data + k}; }
 };
