@@ -17,7 +17,10 @@ directory holds the target as tensor-parallel shards: each tensor as N files
 of 256 columns each, split along axis 1 (graph.json "shards"); the table gains
 
   numgap, sharded target   `numgap compare REF TARGET_SHARDED`: the same
-            comparison, the target read shard by shard (never concatenated).
+            comparison, the target read shard by shard (never concatenated);
+  numgap, per-rank files   the same shards as keys of one safetensors file
+            per rank (graph.json "shards" entries with "key"): one file per
+            rank instead of one per shard, as tensor-parallel ranks dump.
 
 Each method runs --repeat times; the best time is reported with GB/s of tensor
 data (both runs) and the child's peak RSS (from wait4). Usage:
@@ -48,10 +51,26 @@ def generate(directory, total_bytes, tensors, seed, shards=0):
         shape = (max(1, elements // columns), columns)
         elements = shape[0] * shape[1]
     rng = np.random.default_rng(seed)
-    sides = ("reference", "target") + (("target_sharded",) if shards else ())
+    sides = ("reference", "target") + (("target_sharded", "target_ranks") if shards else ())
     for side in sides:
         os.makedirs(os.path.join(directory, side), exist_ok=True)
-    nodes, sharded_tensors = [], {}
+    nodes, sharded_tensors, keyed_tensors = [], {}, {}
+    # target_ranks: the same shards as keys of one safetensors file per rank
+    # (rank<r>/dump.safetensors, every file repeating the layer names), the
+    # layout of per-rank dumps; headers first, then the data layer by layer.
+    rank_files = []
+    if shards:
+        slice_bytes = shape[0] * SHARD_COLUMNS * 4
+        header = {f"layer{i:04d}": {"dtype": "F32", "shape": [shape[0], SHARD_COLUMNS],
+                                    "data_offsets": [i * slice_bytes, (i + 1) * slice_bytes]}
+                  for i in range(tensors)}
+        header_bytes = json.dumps(header).encode()
+        header_bytes += b" " * (-len(header_bytes) % 8)
+        for rank in range(shards):
+            os.makedirs(os.path.join(directory, "target_ranks", f"rank{rank}"), exist_ok=True)
+            f = open(os.path.join(directory, "target_ranks", f"rank{rank}", "dump.safetensors"), "wb")
+            f.write(len(header_bytes).to_bytes(8, "little") + header_bytes)
+            rank_files.append(f)
     for i in range(tensors):
         name = f"layer{i:04d}"
         reference = rng.standard_normal(elements, dtype=np.float32).reshape(shape)
@@ -59,24 +78,32 @@ def generate(directory, total_bytes, tensors, seed, shards=0):
         np.save(os.path.join(directory, "reference", name + ".npy"), reference)
         np.save(os.path.join(directory, "target", name + ".npy"), reference + noise)
         if shards:
-            entries = []
+            entries, keyed = [], []
             for rank in range(shards):
                 begin = rank * SHARD_COLUMNS
                 file = f"{name}.rank{rank}.npy"
-                np.save(os.path.join(directory, "target_sharded", file),
-                        np.ascontiguousarray((reference + noise)[:, begin:begin + SHARD_COLUMNS]))
+                piece = np.ascontiguousarray((reference + noise)[:, begin:begin + SHARD_COLUMNS])
+                np.save(os.path.join(directory, "target_sharded", file), piece)
+                rank_files[rank].write(piece.tobytes())
                 entries.append({"file": file, "axis": 1, "offset": begin})
+                keyed.append({"file": f"rank{rank}/dump.safetensors", "key": name, "axis": 1, "offset": begin})
             sharded_tensors[name] = {"shards": entries}
+            keyed_tensors[name] = {"shards": keyed}
         nodes.append({"name": name, "op": "aten.add.Tensor",
                       "inputs": [f"layer{i - 1:04d}"] if i else []})
+    for f in rank_files:
+        f.close()
     for side in sides:
         with open(os.path.join(directory, side, "graph.json"), "w") as f:
             document = {"version": 1, "nodes": nodes}
             if side == "target_sharded":
                 document["tensors"] = sharded_tensors
+            if side == "target_ranks":
+                document["tensors"] = keyed_tensors
             json.dump(document, f)
     with open(os.path.join(directory, "params.json"), "w") as f:
-        json.dump({"total_bytes": total_bytes, "tensors": tensors, "elements": elements, "shards": shards}, f)
+        json.dump({"total_bytes": total_bytes, "tensors": tensors, "elements": elements, "shards": shards,
+                   "per_rank_files": bool(shards)}, f)
 
 
 def data_bytes(directory, sides=("reference", "target")):
@@ -93,7 +120,7 @@ def read_all(directory, sides=("reference", "target")):
     for side in sides:
         for root, _, files in os.walk(os.path.join(directory, side)):
             for name in sorted(files):
-                if name.endswith(".npy"):
+                if name.endswith((".npy", ".safetensors")):
                     with open(os.path.join(root, name), "rb", buffering=0) as f:
                         while f.readinto(view):
                             pass
@@ -149,7 +176,8 @@ def main():
 
     total_bytes = int(args.total_gb * 1e9)
     params_path = os.path.join(args.dir, "params.json")
-    wanted = {"total_bytes": total_bytes, "tensors": args.tensors, "shards": args.shards}
+    wanted = {"total_bytes": total_bytes, "tensors": args.tensors, "shards": args.shards,
+              "per_rank_files": bool(args.shards)}
     have = json.load(open(params_path)) if os.path.exists(params_path) else {}
     if not (args.keep and all(have.get(k) == v for k, v in wanted.items())):
         subprocess.run(["rm", "-rf", args.dir], check=True)
@@ -159,7 +187,8 @@ def main():
     size = data_bytes(args.dir)
     reference, target = os.path.join(args.dir, "reference"), os.path.join(args.dir, "target")
 
-    read_all(args.dir, ("reference", "target", "target_sharded") if args.shards else ("reference", "target"))
+    read_all(args.dir, ("reference", "target", "target_sharded", "target_ranks") if args.shards
+             else ("reference", "target"))
     # the page cache is warm: every method below runs warm
     rows = []
 
@@ -196,6 +225,8 @@ def main():
     if args.shards:
         time_numgap(os.path.join(args.dir, "target_sharded"),
                     f"numgap compare, target in {args.shards} shards along axis 1")
+        time_numgap(os.path.join(args.dir, "target_ranks"),
+                    f"numgap compare, the same shards as keys of {args.shards} per-rank safetensors files")
 
     read_seconds = rows[0][1]
     print(f"\n{size / 1e9:.2f} GB of tensor data ({args.tensors} pairs), warm page cache, "
@@ -209,7 +240,8 @@ def main():
     print(f"\nnumgap / read = {numgap_seconds / read_seconds:.2f} (target <= 1.5); "
           f"python / numgap = {python_seconds / numgap_seconds:.1f} (target >= 5)")
     if args.shards:
-        print(f"unsplit / sharded numgap time = {numgap_seconds / rows[3][1]:.2f} (target >= 0.85)")
+        print(f"unsplit / sharded numgap time = {numgap_seconds / rows[3][1]:.2f} with a file per shard, "
+              f"{numgap_seconds / rows[4][1]:.2f} with per-rank safetensors files (target >= 0.85)")
     return 0
 
 

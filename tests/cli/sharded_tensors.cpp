@@ -1,6 +1,6 @@
 // Pins `numgap compare` on run directories whose graph.json stores a tensor
-// as tensor-parallel shards: a sharded target (or reference) against an
-// unsplit run passes, reports the logical shape and says how it was stored; a
+// as tensor-parallel shards (files, or keys of per-rank safetensors files): a
+// sharded target (or reference) against an unsplit run passes, reports the logical shape and says how it was stored; a
 // faulty shard fails and --dump-failing writes the whole tensor; shards that
 // do not tile make the group an error naming the file, not a wrong number.
 #include <doctest/doctest.h>
@@ -14,6 +14,7 @@
 #include <numgap/io/npy.hpp>
 #include <numgap/io/run_directory.hpp>
 
+#include "../io/safetensors_builder.hpp"
 #include "cli_support.hpp"
 
 namespace {
@@ -61,9 +62,64 @@ void write_runs(const fs::path& dir, const std::string& sharded_side, bool fault
     }
 }
 
+// The target of write_runs(dir, "reference") again as per-rank safetensors
+// files repeating the keys "x" (replicated) and "w" (its columns 0-1 and
+// 2-5), the second rank's "w" negated when `faulty`; graph.json names the
+// shards by key.
+void write_rank_target(const fs::path& dir, bool faulty = false) {
+    std::vector<float> w(24), x = {1.0f, 2.0f, -3.0f};
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = float(i % 7) - 2.5f;
+    std::vector<float> first = columns(w, 4, 6, 0, 2), second = columns(w, 4, 6, 2, 6);
+    if (faulty)
+        for (float& v : second) v = -v;
+    fs::remove_all(dir / "target");
+    using numgap_test::bytes_of;
+    write_text(
+        dir / "target" / "rank0" / "dump.safetensors",
+        numgap_test::safetensors_file({{"x", "F32", "[3]", bytes_of(x)}, {"w", "F32", "[4,2]", bytes_of(first)}}));
+    write_text(
+        dir / "target" / "rank1" / "dump.safetensors",
+        numgap_test::safetensors_file({{"x", "F32", "[3]", bytes_of(x)}, {"w", "F32", "[4,4]", bytes_of(second)}}));
+    write_text(dir / "target" / "graph.json", "{" + nodes + R"(, "tensors": {
+        "x": {"shards": [{"file": "rank0/dump.safetensors", "key": "x", "axis": 0, "offset": 0}]},
+        "w": {"shards": [{"file": "rank0/dump.safetensors", "key": "w", "axis": 1, "offset": 0},
+                         {"file": "rank1/dump.safetensors", "key": "w", "axis": 1, "offset": 2}]}}})");
+}
+
 } // namespace
 
 TEST_SUITE("cli") {
+TEST_CASE("cli: shards stored as keys of per-rank safetensors files compare like shard files") {
+    REQUIRE_CLI();
+    const fs::path dir = scratch("sharded_safetensors_keys");
+    write_runs(dir, "target");
+    const std::vector<std::string> compare = {"compare", (dir / "reference").string(), (dir / "target").string(),
+                                              "--csv", (dir / "files.csv").string()};
+    REQUIRE(run_cli(compare, dir).status == 0);
+    write_rank_target(dir);
+    std::vector<std::string> keyed = compare;
+    keyed.back() = (dir / "keys.csv").string();
+    const cli_result result = run_cli(keyed, dir);
+    CHECK(result.status == 0);
+    CHECK(result.out.find("2 groups: 2 passed, 0 failed") != std::string::npos);
+    CHECK(slurp(dir / "keys.csv") == slurp(dir / "files.csv"));
+    // --shard I/N (group bytes from the keys' headers) and merge give the same rows.
+    for (const char* part : {"0", "1"})
+        CHECK(run_cli({"compare", (dir / "reference").string(), (dir / "target").string(), "--shard",
+                       std::string(part) + "/2", "--json", (dir / (std::string(part) + ".json")).string()},
+                      dir)
+                  .status == 0);
+    CHECK(
+        run_cli({"merge", (dir / "0.json").string(), (dir / "1.json").string(), "--csv", (dir / "m.csv").string()}, dir)
+            .status == 0);
+    CHECK(slurp(dir / "m.csv") == slurp(dir / "keys.csv"));
+
+    write_rank_target(dir, true);
+    const cli_result faulty = run_cli(keyed, dir);
+    CHECK(faulty.status == 1);
+    CHECK(faulty.out.find("first divergence: w") != std::string::npos);
+}
+
 TEST_CASE("cli: a sharded target or reference compares with an unsplit run, reporting the logical shape") {
     REQUIRE_CLI();
     const fs::path dir = scratch("sharded_tensors");

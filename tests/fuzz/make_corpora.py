@@ -294,6 +294,18 @@ def main():
         ("target/x.npy", npy("<f4", [4], f32)), ("target/a.npy", npy("<f4", [4], f32)),
         ("target/b.0.npy", npy("<f4", [2, 1], f32[:8])), ("target/b.1.npy", npy("<f4", [2, 1], f32_other[:8])),
     ]))
+    # The same shards as keys of per-rank safetensors files repeating the key "b".
+    write("two_runs", "sharded_keys.txt", two_runs([
+        ("ref/graph.json", graph(small)),
+        ("ref/x.npy", npy("<f4", [4], f32)), ("ref/a.npy", npy("<f4", [4], f32)),
+        ("ref/b.npy", npy("<f4", [2, 2], f32)),
+        ("target/graph.json", graph(small, {"b": {"shards": [
+            {"file": "rank0/d.safetensors", "key": "b", "axis": 1, "offset": 0},
+            {"file": "rank1/d.safetensors", "key": "b", "axis": 1, "offset": 1}]}})),
+        ("target/x.npy", npy("<f4", [4], f32)), ("target/a.npy", npy("<f4", [4], f32)),
+        ("target/rank0/d.safetensors", safetensors([("b", "F32", [2, 1], f32[:8])])),
+        ("target/rank1/d.safetensors", safetensors([("b", "F32", [2, 1], f32_other[:8])])),
+    ]))
     write("two_runs", "no_graph.txt", two_runs([
         ("ref/t1.npy", npy("<f8", [3, 2], special)), ("ref/sub/t2.npy", npy("|i1", [2], b"\x01\xff")),
         ("target/t1.npy", npy("<f8", [3, 2], special)), ("target/sub/t2.npy", npy("|i1", [2], b"\x01\x7f")),

@@ -1,5 +1,6 @@
 // Pins graph.json's "shards" (io/run_manifest.hpp, io/sharded_tensor.hpp,
-// io/directory_source.hpp): the syntax and its hostile cases (each an error
+// io/directory_source.hpp), of files and of keys of per-rank safetensors
+// files: the syntax and its hostile cases (each an error
 // naming graph.json's line, the tensor and the reason), the load-time rules
 // (gap, overlap, wrong shapes, dtypes, declared shape, missing files, paths
 // leaving the run), and that a loaded sharded tensor's segments are the
@@ -8,13 +9,19 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <filesystem>
+#include <span>
 #include <string>
 #include <vector>
 
 #include <numgap/io/npy.hpp>
 #include <numgap/io/run_directory.hpp>
 #include <numgap/io/run_manifest.hpp>
+#include <numgap/metric/builtin_metrics.hpp>
+#include <numgap/metric/evaluate.hpp>
+#include <numgap/metric/evaluate_segments.hpp>
 
+#include "safetensors_builder.hpp"
 #include "temp_directory.hpp"
 
 using numgap::io::run_directory;
@@ -246,3 +253,163 @@ TEST_CASE("run_directory: block parameters stored as shards, a file both a shard
     CHECK(contains(error_of([&] { (void)summed.load("e"); }), "longer than 2^63"));
 }
 }
+
+namespace {
+
+// Two per-rank safetensors files repeating the keys "w" ([4, 2] and [4, 3],
+// columns 0-1 and 2-4 of a [4, 5] tensor whose element (r, c) is 10 r + c)
+// and "b" (the same [3] vector in both: replicated).
+void write_rank_files(const numgap_test::temp_directory& run) {
+    std::filesystem::create_directories(run / "rank0");
+    std::filesystem::create_directories(run / "rank1");
+    const auto columns = [](std::int64_t first, std::int64_t count) {
+        std::vector<float> values;
+        for (std::int64_t r = 0; r < 4; ++r)
+            for (std::int64_t c = first; c < first + count; ++c) values.push_back(float(10 * r + c));
+        return numgap_test::bytes_of(values);
+    };
+    const std::vector<std::byte> bias = numgap_test::bytes_of(std::vector<float>{1, 2, 3});
+    run.write("rank0/model.safetensors",
+              numgap_test::safetensors_file({{"w", "F32", "[4,2]", columns(0, 2)}, {"b", "F32", "[3]", bias}}));
+    run.write("rank1/model.safetensors",
+              numgap_test::safetensors_file({{"w", "F32", "[4,3]", columns(2, 3)}, {"b", "F32", "[3]", bias}}));
+}
+
+const std::string keyed_w = R"({"shards": [{"file": "rank1/model.safetensors", "key": "w", "axis": 1, "offset": 2},
+                                          {"file": "rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0}]})";
+
+} // namespace
+
+TEST_SUITE("io") {
+TEST_CASE("graph.json shards by safetensors key: parsed, and malformed entries refused") {
+    const numgap::io::run_manifest manifest =
+        numgap::io::parse_run_manifest(R"({"tensors": {"w": )" + keyed_w + "}}", "graph.json");
+    const numgap::io::tensor_spec& spec = manifest.tensors.front();
+    REQUIRE(spec.shards.size() == 2);
+    CHECK(spec.shards[0].file == "rank0/model.safetensors");
+    CHECK(spec.shards[0].key == "w");
+    CHECK(spec.shards[1].offset == 2);
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.safetensors", "key": "", "axis": 0, "offset": 0}]})"),
+                   "\"key\" is empty"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.safetensors", "key": 3, "axis": 0, "offset": 0}]})"),
+                   "key"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"key": "w", "axis": 0, "offset": 0}]})"),
+                   "needs \"file\", \"axis\" and \"offset\""));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "w.npy", "key": "w", "axis": 0, "offset": 0}]})"),
+                   "which is not a .safetensors file"));
+    CHECK(contains(shard_entry_error(R"({"shards": [{"file": "a.safetensors", "key": "w", "axis": 0, "offset": 0},
+                                                    {"file": "a.safetensors", "key": "w", "axis": 0, "offset": 4}]})"),
+                   "names key 'w' of file 'a.safetensors' again"));
+    // One file may hold several shards of a tensor under different keys.
+    const numgap::io::run_manifest two_keys = numgap::io::parse_run_manifest(
+        R"({"tensors": {"w": {"shards": [{"file": "a.safetensors", "key": "w0", "axis": 0, "offset": 0},
+                                         {"file": "a.safetensors", "key": "w1", "axis": 0, "offset": 4}]}}})",
+        "graph.json");
+    CHECK(two_keys.tensors.front().shards.size() == 2);
+}
+
+TEST_CASE("run_directory: shards by key of per-rank safetensors files load as segments in place") {
+    numgap_test::temp_directory run;
+    write_rank_files(run);
+    // The rank files repeat "w" and "b": as files of the run's own keys they
+    // are refused (a key in two files), as shard containers they are not.
+    CHECK(contains(error_of([&] { (void)run_directory::open(run.path()); }), "'w'"));
+    run.write("graph.json", R"({"tensors": {"w": )" + keyed_w + R"(,
+        "b": {"shards": [{"file": "rank0/model.safetensors", "key": "b", "axis": 0, "offset": 0}]}}})");
+    const run_directory dir = run_directory::open(run.path());
+    CHECK(dir.keys() == std::vector<std::string>{"b", "w"}); // the containers' keys only through the entries
+    CHECK(*dir.stored_shape("w") == std::vector<std::int64_t>{4, 5});
+    const numgap::io::loaded_tensor w = dir.load("w");
+    REQUIRE(w.is_sharded());
+    const numgap::segmented_view segments = w.segments();
+    CHECK(segments.axis == 1);
+    REQUIRE(segments.segments.size() == 2);
+    for (const numgap::tensor_segment& segment : segments.segments) {
+        const auto* values = static_cast<const float*>(segment.view.data());
+        const std::int64_t width = segment.view.shape(1);
+        for (std::int64_t r = 0; r < 4; ++r)
+            for (std::int64_t c = 0; c < width; ++c) CHECK(values[r * width + c] == float(10 * r + segment.offset + c));
+    }
+    CHECK(segments.segments[1].view.name() == "w");
+    w.check_intact();
+    const numgap::io::loaded_tensor b = dir.load("b"); // one shard: the tensor in one file
+    CHECK_FALSE(b.is_sharded());
+    CHECK(static_cast<const float*>(b.view().data())[2] == 3.0f);
+    dir.release_cached_pages();
+
+    // The same tensor compared against an unsplit reference equals the unsplit comparison.
+    std::vector<float> whole;
+    for (std::int64_t r = 0; r < 4; ++r)
+        for (std::int64_t c = 0; c < 5; ++c) whole.push_back(float(10 * r + c) + 0.5f);
+    const numgap::tensor_view reference(whole.data(), {4, 5});
+    const numgap::tensor_segment unsplit{reference, 0};
+    const numgap::evaluation sharded = numgap::evaluate_segments(numgap::segmented_view{std::span(&unsplit, 1), 0},
+                                                                 segments, numgap::metric_set::defaults());
+    std::vector<float> target_values;
+    for (std::int64_t r = 0; r < 4; ++r)
+        for (std::int64_t c = 0; c < 5; ++c) target_values.push_back(float(10 * r + c));
+    const numgap::evaluation plain =
+        numgap::evaluate(reference, numgap::tensor_view(target_values.data(), {4, 5}), numgap::metric_set::defaults());
+    REQUIRE(sharded.metrics.size() == plain.metrics.size());
+    for (std::size_t i = 0; i < plain.metrics.size(); ++i)
+        CHECK(sharded.metrics[i].value == doctest::Approx(plain.metrics[i].value).epsilon(1e-12));
+}
+
+TEST_CASE("run_directory: shards by key that are missing, mistyped, misshapen or leave the run are refused") {
+    numgap_test::temp_directory run;
+    write_rank_files(run);
+    const auto open_error = [&](const std::string& tensors) {
+        run.write("graph.json", R"({"tensors": {)" + tensors + "}}");
+        return error_of([&] { (void)run_directory::open(run.path()); });
+    };
+    const auto load_error = [&](const std::string& tensors) {
+        run.write("graph.json", R"({"tensors": {)" + tensors + "}}");
+        return error_of([&] { (void)run_directory::open(run.path()).load("w"); });
+    };
+    const std::string no_key =
+        open_error(R"("w": {"shards": [{"file": "rank0/model.safetensors", "key": "v", "axis": 1, "offset": 0}]})");
+    CHECK(contains(no_key, "shard 'v' of file 'rank0/model.safetensors': the file has no such key"));
+    CHECK(contains(no_key, "tensor 'w'"));
+    CHECK(contains(
+        open_error(R"("w": {"shards": [{"file": "rank2/model.safetensors", "key": "w", "axis": 1, "offset": 0}]})"),
+        "does not exist"));
+    CHECK(contains(
+        open_error(R"("w": {"shards": [{"file": "/etc/model.safetensors", "key": "w", "axis": 1, "offset": 0}]})"),
+        "is refused"));
+    run.write("rank2.safetensors", "not a safetensors file");
+    const std::string malformed =
+        open_error(R"("w": {"shards": [{"file": "rank2.safetensors", "key": "w", "axis": 1, "offset": 0}]})");
+    CHECK(contains(malformed, "rank2.safetensors"));
+    CHECK(contains(malformed, "tensor 'w'"));
+    std::filesystem::remove(run / "rank2.safetensors"); // unnamed, it would be one of the run's own files
+    // A container that is also a plain shard file, or a tensor's file, is refused.
+    CHECK(
+        contains(open_error(R"("v": {"shards": [{"file": "rank0/model.safetensors", "axis": 0, "offset": 0}]}, "w": )" +
+                            keyed_w),
+                 "is also a safetensors file holding shards by key"));
+    // Tiling and shape rules name the shard by key and file.
+    CHECK(contains(
+        load_error(R"("w": {"shards": [{"file": "rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0},
+                                                 {"file": "rank1/model.safetensors", "key": "w", "axis": 1, "offset": 3}]})"),
+        "shard 'w' of file 'rank1/model.safetensors' starts at offset 3 but the shards before it end at 2 (a gap)"));
+    CHECK(contains(
+        load_error(
+            R"("w": {"shape": [4, 6], "shards": [{"file": "rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0},
+                                                                  {"file": "rank1/model.safetensors", "key": "w", "axis": 1, "offset": 2}]})"),
+        "shard 'w' of file 'rank1/model.safetensors' should be (4, 4)"));
+    const std::string dtype = load_error(
+        R"("w": {"dtype": "float16", "shards": [{"file": "rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0},
+                                                                               {"file": "rank1/model.safetensors", "key": "w", "axis": 1, "offset": 2}]})");
+    CHECK(contains(dtype, "stores key 'w' as F32"));
+    CHECK(
+        contains(load_error(R"("w": {"shards": [{"file": "rank0/model.safetensors", "key": "b", "axis": 0, "offset": 0},
+                                                 {"file": "rank1/model.safetensors", "key": "w", "axis": 0, "offset": 3}]})"),
+                 "shard 'w' of file 'rank1/model.safetensors' has shape (4, 3) but shard 'b' of file "
+                 "'rank0/model.safetensors' has shape (3,)"));
+    // A rank file no entry names is one of the run's own files: its key 'w'
+    // then clashes with the sharded entry.
+    CHECK(contains(
+        open_error(R"("w": {"shards": [{"file": "rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0}]})"),
+        "tensor 'w' is stored as shards, but 'rank1/model.safetensors' also holds key 'w'"));
+}
+} // TEST_SUITE("io")

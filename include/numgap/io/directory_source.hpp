@@ -12,7 +12,11 @@
 //    anywhere (a file claimed by an entry is known only under the entry's
 //    key), and layout/quantization for any tensor; an entry for a
 //    safetensors key that names no file of its own gives that tensor's layout
-//    and quantization (its dtype and shape must match the header's).
+//    and quantization (its dtype and shape must match the header's);
+//  - graph.json's "shards" entries claim their files, or keys of safetensors
+//    files (per-rank dumps that repeat the same keys): such a file is indexed
+//    on its own, its keys are the run's tensors only through those entries,
+//    and a key it lacks is an error when the run is opened.
 // A file is read as .npy when it starts with the .npy magic, otherwise as raw.
 //
 // Trust: every file - graph.json, its "file" entries, the files found while
@@ -33,7 +37,8 @@
 //
 // load() maps the file (MAP_POPULATE up to 1 GiB: the whole tensor is read
 // next) - no copy - except files up to small_file_limit (8 KiB), which one
-// pread copies into a buffer: cheaper than a mapping for tiny tensors. Complexity: open is O(files + graph.json); load O(1).
+// pread copies into a buffer: cheaper than a mapping for tiny tensors. Complexity: open is O(files + graph.json); load
+// O(1).
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
@@ -80,7 +85,12 @@ public:
 
     loaded_tensor load(const tensor_spec& spec) const override {
         if (!spec.shards.empty())
-            return detail::load_sharded_tensor(spec, [&](const tensor_spec& shard) { return load_file(shard); });
+            return detail::load_sharded_tensor(spec,
+                                               [&](const tensor_spec& shard, const tensor_spec::shard_file& entry) {
+                                                   if (entry.key.empty()) return load_file(shard);
+                                                   const auto [container, where] = find_shard_key(entry);
+                                                   return detail::load_safetensors_tensor(shard, where, entry.key);
+                                               });
         if (const std::optional<safetensors_tensors::location> where = safetensors_.find(spec.key, spec.source_slot))
             return detail::load_safetensors_tensor(spec, *where);
         return load_file(spec);
@@ -120,7 +130,11 @@ public:
     // run like load() does (about 3 us per file with a warm page cache).
     std::optional<std::vector<std::int64_t>> stored_shape(const tensor_spec& spec) const override {
         if (!spec.shards.empty())
-            return detail::sharded_shape(spec, [&](const tensor_spec& shard) { return stored_shape(shard); });
+            return detail::sharded_shape(spec, [&](const tensor_spec& shard, const tensor_spec::shard_file& entry) {
+                if (entry.key.empty()) return stored_shape(shard);
+                const safetensors_tensors::location where = find_shard_key(entry).second;
+                return std::optional(std::vector<std::int64_t>(where.shape.begin(), where.shape.end()));
+            });
         if (const std::optional<safetensors_tensors::location> where = safetensors_.find(spec.key, spec.source_slot))
             return std::vector<std::int64_t>(where->shape.begin(), where->shape.end());
         try {
@@ -149,13 +163,32 @@ public:
     std::optional<std::uint32_t> find_container_key(std::string_view key) const override {
         return safetensors_.position_of(key);
     }
-    void release_cached_pages() const noexcept override { safetensors_.release_pages(); }
+    void release_cached_pages() const noexcept override {
+        safetensors_.release_pages();
+        for (const auto& [file, keys] : shard_containers_) keys.release_pages();
+    }
 
     // Files up to this size are read into a buffer rather than mapped.
     static constexpr std::uint64_t small_file_limit = 8 * 1024;
 
 private:
     directory_source() = default;
+
+    // A shard stored as a key of a safetensors file: its container, indexed
+    // when the run was opened (which also checked the key), and the key.
+    std::pair<const safetensors_tensors*, safetensors_tensors::location>
+    find_shard_key(const tensor_spec::shard_file& shard) const {
+        const auto container = shard_containers_.find(detail::run_relative(path_, shard.file));
+        std::optional<safetensors_tensors::location> where;
+        if (container != shard_containers_.end()) where = container->second.find(shard.key);
+        // Only a spec made by hand, not the run's own, can get here.
+        if (!where)
+            throw error(error_kind::usage,
+                        detail::shard_label(shard) + " is not a shard the run '" + path_.string() +
+                            "' found when it was opened",
+                        error_location::at_item(shard.file, shard.key));
+        return {&container->second, *where};
+    }
 
     // Reads a whole small file into state.buffer (aligned like new[]: the
     // .npy data offset is a multiple of 64, so typed loads stay aligned). A
@@ -209,9 +242,7 @@ private:
         std::map<std::string, std::string> claimed; // relative file -> key of the entry
         std::vector<std::string> not_dumped;         // keys whose default-named file is absent
         const auto claim = [&](const tensor_spec& spec) {
-            const std::string relative =
-                (path_ / spec.file).lexically_normal().lexically_relative(path_.lexically_normal()).generic_string();
-            const auto [where, inserted] = claimed.emplace(relative.empty() ? spec.file : relative, spec.key);
+            const auto [where, inserted] = claimed.emplace(detail::run_relative(path_, spec.file), spec.key);
             // Keys are sorted, so a shard may have claimed the file first; the
             // reverse order is refused by claim_shard_files.
             if (!inserted && !manifest.find_tensor(where->second)->shards.empty())
@@ -220,9 +251,43 @@ private:
                                 "' is already a shard file of tensor '" + where->second + "'",
                             error_location::at_item(graph, spec.key));
         };
+        // A shard named by a key of a safetensors file: the file is indexed
+        // once, on its own (per-rank files repeat their keys), and the key
+        // must be there.
+        const auto claim_key = [&](const tensor_spec& spec, const tensor_spec::shard_file& shard) {
+            const std::string relative = detail::run_relative(path_, shard.file);
+            auto container = shard_containers_.find(relative);
+            if (container == shard_containers_.end()) {
+                file_descriptor file;
+                try {
+                    file = open_confined(*roots_, shard.file, confined_target::file);
+                } catch (const confined_open_error& failure) {
+                    throw error(error_kind::io,
+                                graph + ": tensor '" + spec.key + "': " + detail::shard_label(shard) + ": the file " +
+                                    detail::refusal(failure) + " in run '" + path_.string() + "'",
+                                error_location::at_item(graph, spec.key));
+                }
+                container = shard_containers_.try_emplace(relative).first;
+                try {
+                    container->second.add(relative, std::move(file), path_ / relative);
+                } catch (const error& failure) {
+                    shard_containers_.erase(container);
+                    throw error(failure.kind(), graph + ": tensor '" + spec.key + "': " + failure.what(),
+                                failure.where());
+                }
+                container->second.shrink_to_fit();
+                opened.total_bytes += container->second.total_bytes();
+            }
+            if (!container->second.find(shard.key))
+                throw error(error_kind::schema,
+                            graph + ": tensor '" + spec.key + "': " + detail::shard_label(shard) +
+                                ": the file has no such key",
+                            error_location::at_item(graph, spec.key));
+        };
         for (const tensor_spec& spec : manifest.tensors) {
             if (!spec.shards.empty()) {
-                detail::claim_shard_files(*roots_, path_, spec, graph, claimed, opened.total_bytes);
+                detail::claim_shard_files(*roots_, path_, spec, graph, claimed, opened.total_bytes,
+                                          [&](const tensor_spec::shard_file& shard) { claim_key(spec, shard); });
                 continue;
             }
             // A file the listing found at exactly this path is a regular file
@@ -261,6 +326,16 @@ private:
             overlays.push_back(std::move(spec));
             return true;
         });
+        // The containers of keyed shards are not files of tensors of their
+        // own, nor part of the run's keys.
+        for (const auto& [relative, keys] : shard_containers_) {
+            if (const auto plain = claimed.find(relative); plain != claimed.end())
+                throw error(error_kind::schema,
+                            graph + ": tensor '" + plain->second + "': file '" + relative +
+                                "' is also a safetensors file holding shards by key",
+                            error_location::at_item(graph, plain->second));
+            listed.erase(relative);
+        }
         add_listed_safetensors(listed);
         opened.total_bytes += safetensors_.total_bytes();
         std::vector<tensor_spec> discovered =
@@ -376,6 +451,9 @@ private:
         safetensors_.shrink_to_fit();
     }
 
+    // Safetensors files holding shards by key (graph.json "shards" entries
+    // with "key"), each indexed on its own: relative path -> its keys.
+    std::map<std::string, safetensors_tensors> shard_containers_;
     std::filesystem::path path_;
     // The run directory (first) and the allowed roots, held open: every file is opened beneath them.
     std::shared_ptr<const std::vector<confined_root>> roots_;

@@ -38,8 +38,13 @@
 // one entry per file (1 to max_segments), each naming a file of the run, the
 // stored dimension it is sliced along (the same in every entry, negative from
 // the end) and where along it the slice starts; offsets distinct, files
-// distinct. That the offsets tile the dimension exactly is checked when the
-// shards' shapes are known (loading). Excludes "file" and "block".
+// distinct. An entry may instead name a key of a safetensors file, the
+// layout of per-rank dumps that repeat the same keys:
+//   {"file": "rank1/model.safetensors", "key": "w", "axis": 1, "offset": 512}
+// (file and key distinct per entry; such files are the shards' containers,
+// not part of the run's own keys). That the offsets tile the dimension
+// exactly is checked when the shards' shapes are known (loading). Excludes
+// "file" and "block".
 //
 // Validation is strict because a silently ignored field gives wrong numbers
 // (a misspelt "zero_pont" would drop the offset): unknown keys are errors
@@ -113,12 +118,14 @@ struct tensor_spec {
         std::string scales, zero_points; // zero_points empty: all zero
     };
     boxed<block_spec> block; // boxed like axis_order
-    // Tensor-parallel shards: the tensor is stored as these files instead of
-    // `file`, each the slice starting at `offset` along stored dimension
-    // shard_axis (negative counts from the end). Sorted by offset; empty: one file.
+    // Tensor-parallel shards: the tensor is stored as these files (or keys
+    // of these safetensors files, when `key` is not empty) instead of `file`,
+    // each the slice starting at `offset` along stored dimension shard_axis
+    // (negative counts from the end). Sorted by offset; empty: one file.
     struct shard_file {
         std::string file;
         std::int64_t offset = 0;
+        std::string key;
     };
     std::vector<shard_file> shards;
     int shard_axis = 0;
@@ -611,17 +618,27 @@ private:
             const std::string where = context + ": shard " + std::to_string(i);
             if (!entry.is_object()) fail(entry, where + " must be an object, found " + found(entry));
             tensor_spec::shard_file shard;
-            const json_value *file = nullptr, *axis = nullptr, *offset = nullptr;
+            const json_value *file = nullptr, *axis = nullptr, *offset = nullptr, *stored_key = nullptr;
             for (const json_member& member : entry.as_object()) {
                 if (member.key == "file") file = &member.value;
                 else if (member.key == "axis") axis = &member.value;
                 else if (member.key == "offset") offset = &member.value;
-                else fail(member.value, where + ": unknown key \"" + member.key + "\" (expected \"file\", \"axis\" or \"offset\")");
+                else if (member.key == "key") stored_key = &member.value;
+                else
+                    fail(member.value, where + ": unknown key \"" + member.key +
+                                           "\" (expected \"file\", \"key\", \"axis\" or \"offset\")");
             }
             if (file == nullptr || axis == nullptr || offset == nullptr)
                 fail(entry, where + " needs \"file\", \"axis\" and \"offset\"");
             shard.file = string_field(*file, where, "file");
             if (shard.file.empty()) fail(*file, where + ": \"file\" is empty");
+            if (stored_key != nullptr) {
+                shard.key = string_field(*stored_key, where, "key");
+                if (shard.key.empty()) fail(*stored_key, where + ": \"key\" is empty");
+                if (!shard.file.ends_with(".safetensors"))
+                    fail(*stored_key, where + " names key '" + shard.key + "' of file '" + shard.file +
+                                          "', which is not a .safetensors file");
+            }
             shard.offset = integer(*offset, where, "offset", 0, std::numeric_limits<std::int64_t>::max());
             const int shard_axis = int(integer(*axis, where, "axis", -max_rank, max_rank - 1));
             if (i != 0 && shard_axis != spec.shard_axis)
@@ -633,8 +650,11 @@ private:
                 if (earlier.offset == shard.offset)
                     fail(*offset, where + " starts at offset " + std::to_string(shard.offset) +
                                       ", like an earlier shard (shards must not overlap)", error_kind::shape, key);
-                if (earlier.file == shard.file)
-                    fail(*file, where + " names file '" + shard.file + "' again", error_kind::schema, key);
+                if (earlier.file == shard.file && earlier.key == shard.key)
+                    fail(*file,
+                         where + " names " + (shard.key.empty() ? "" : "key '" + shard.key + "' of ") + "file '" +
+                             shard.file + "' again",
+                         error_kind::schema, key);
             }
             spec.shards.push_back(std::move(shard));
         }

@@ -46,8 +46,10 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
             const std::string_view key = tensors.key_at(position);
             if (const tensor_spec* claimed = manifest.find_tensor(key))
                 throw error(error_kind::schema,
-                            "graph.json: tensor '" + std::string(key) + "' is mapped to file '" + claimed->file +
-                                "', but '" + tensors.at(position).source->name + "' also holds key '" +
+                            "graph.json: tensor '" + std::string(key) + "' is " +
+                                (claimed->shards.empty() ? "mapped to file '" + claimed->file + "'"
+                                                         : std::string("stored as shards")) +
+                                ", but '" + tensors.at(position).source->name + "' also holds key '" +
                                 std::string(key) + "' in run '" + run + "'; rename one of them",
                             error_location::at_item(run, std::string(key)));
         }
@@ -62,7 +64,10 @@ inline std::vector<tensor_spec> safetensors_specs(const safetensors_tensors& ten
     return specs;
 }
 
-inline loaded_tensor load_safetensors_tensor(const tensor_spec& spec, const safetensors_tensors::location& where) {
+// `stored_key`: the key in the file, when it is not spec.key (a shard's, sharded_tensor.hpp).
+inline loaded_tensor load_safetensors_tensor(const tensor_spec& spec, const safetensors_tensors::location& where,
+                                             std::string_view stored_key = {}) {
+    if (stored_key.empty()) stored_key = spec.key;
     std::unique_ptr<loaded_tensor_state> state = start_loading(spec, where.source->name);
     state->mapping = where.source->mapping;
     state->mapping_held_by_run = true; // safetensors_tensors keeps every file mapped
@@ -70,9 +75,9 @@ inline loaded_tensor load_safetensors_tensor(const tensor_spec& spec, const safe
     if (spec.type && *spec.type != state->view.type())
         throw error(error_kind::dtype,
                     "graph.json gives dtype " + std::string(name_of(*spec.type)) + " but '" + where.source->name +
-                        "' stores key '" + spec.key + "' as " + std::string(where.dtype_name),
-                    error_location::at_item(where.source->name, spec.key));
-    finish_loaded_tensor(spec, *state, tensor_place{where.source->name, "key", spec.key});
+                        "' stores key '" + std::string(stored_key) + "' as " + std::string(where.dtype_name),
+                    error_location::at_item(where.source->name, std::string(stored_key)));
+    finish_loaded_tensor(spec, *state, tensor_place{where.source->name, "key", stored_key});
     return loaded_tensor(std::move(state));
 }
 

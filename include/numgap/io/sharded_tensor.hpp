@@ -51,6 +51,13 @@
 
 namespace numgap::io::detail {
 
+// How errors name a shard: "shard file 'w.rank1.npy'" or, for a key of a
+// safetensors file, "shard 'w' of file 'rank1.safetensors'".
+inline std::string shard_label(const tensor_spec::shard_file& shard) {
+    return shard.key.empty() ? "shard file '" + shard.file + "'"
+                             : "shard '" + shard.key + "' of file '" + shard.file + "'";
+}
+
 // What graph.json says about shard `i` of `spec`, as the spec of a tensor in
 // one file: its file, and the shard's own shape when the logical one is given.
 inline tensor_spec shard_spec(const tensor_spec& spec, std::size_t i) {
@@ -65,7 +72,7 @@ inline tensor_spec shard_spec(const tensor_spec& spec, std::size_t i) {
         const std::int64_t end = i + 1 < spec.shards.size() ? spec.shards[i + 1].offset : (*spec.shape)[axis];
         if (end <= spec.shards[i].offset)
             throw error(error_kind::shape,
-                        "shard file '" + shard.file + "' starts at offset " + std::to_string(spec.shards[i].offset) +
+                        shard_label(spec.shards[i]) + " starts at offset " + std::to_string(spec.shards[i].offset) +
                             ", at or beyond the end (" + std::to_string(end) + ") of its range along axis " +
                             std::to_string(spec.shard_axis) + " of shape " + numgap::detail::shape_text(*spec.shape));
         shard.shape = spec.shape;
@@ -74,6 +81,7 @@ inline tensor_spec shard_spec(const tensor_spec& spec, std::size_t i) {
     return shard;
 }
 
+// load_file(shard spec, graph.json's entry for the shard) loads one shard.
 template <class LoadFile>
 loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file) {
     if (spec.shards.size() == 1) {
@@ -81,15 +89,15 @@ loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file)
         // view has data), once its entry is checked like any shard's.
         const tensor_spec::shard_file& only = spec.shards.front();
         if (only.offset != 0)
-            throw error(error_kind::shape, "shard file '" + only.file + "' starts at offset " +
-                                               std::to_string(only.offset) + " but the first shard must start at 0");
+            throw error(error_kind::shape, shard_label(only) + " starts at offset " + std::to_string(only.offset) +
+                                               " but the first shard must start at 0");
         tensor_spec whole = spec;
         whole.file = only.file;
         whole.shards.clear();
-        loaded_tensor tensor = load_file(whole);
+        loaded_tensor tensor = load_file(whole, only);
         const int rank = tensor.view().rank(), axis = resolved_axis(spec.shard_axis, rank);
         if (axis < 0 || axis >= rank)
-            throw error(error_kind::shape, "shard file '" + only.file + "' has rank " + std::to_string(rank) +
+            throw error(error_kind::shape, shard_label(only) + " has rank " + std::to_string(rank) +
                                                ", so it cannot be split along axis " + std::to_string(spec.shard_axis));
         return tensor;
     }
@@ -98,12 +106,12 @@ loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file)
     for (std::size_t i = 0; i < spec.shards.size(); ++i) {
         const tensor_spec shard = shard_spec(spec, i);
         try {
-            parts.push_back(load_file(shard));
+            parts.push_back(load_file(shard, spec.shards[i]));
         } catch (const error& failure) {
             if (!spec.shape || failure.kind() != error_kind::shape) throw;
             // Its shape came from graph.json's logical "shape" and the offsets: say so.
             throw error(failure.kind(),
-                        "shard file '" + shard.file + "' should be " + numgap::detail::shape_text(*shard.shape) +
+                        shard_label(spec.shards[i]) + " should be " + numgap::detail::shape_text(*shard.shape) +
                             " (graph.json's shape " + numgap::detail::shape_text(*spec.shape) + " from offset " +
                             std::to_string(spec.shards[i].offset) + " along axis " + std::to_string(spec.shard_axis) +
                             "): " + failure.what(),
@@ -115,7 +123,7 @@ loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file)
     const int rank = first.rank();
     const int stored_axis = resolved_axis(spec.shard_axis, rank);
     if (stored_axis < 0 || stored_axis >= rank)
-        throw error(error_kind::shape, "shard file '" + spec.shards.front().file + "' has rank " + std::to_string(rank) +
+        throw error(error_kind::shape, shard_label(spec.shards.front()) + " has rank " + std::to_string(rank) +
                                            ", so it cannot be split along axis " + std::to_string(spec.shard_axis));
     const int axis = spec.axis_order && int(spec.axis_order->size()) == rank
                          ? (*spec.axis_order)[std::size_t(stored_axis)]
@@ -123,8 +131,8 @@ loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file)
     std::vector<tensor_segment> segments;
     segments.reserve(parts.size());
     for (std::size_t i = 0; i < parts.size(); ++i) segments.push_back({parts[i].view(), spec.shards[i].offset});
-    const std::array<std::int64_t, max_rank> logical = segmented_extent(
-        segmented_view{segments, axis}, [&](std::size_t i) { return "shard file '" + spec.shards[i].file + "'"; });
+    const std::array<std::int64_t, max_rank> logical =
+        segmented_extent(segmented_view{segments, axis}, [&](std::size_t i) { return shard_label(spec.shards[i]); });
 
     // The logical view: the stored shape of a shard with the split dimension's
     // full length; finish_loaded_tensor checks graph.json's "shape" against it
@@ -177,7 +185,7 @@ std::optional<std::vector<std::int64_t>> sharded_shape(const tensor_spec& spec, 
     for (std::size_t i = 0; i < spec.shards.size(); ++i) {
         std::optional<std::vector<std::int64_t>> shape;
         try {
-            shape = stored_shape(shard_spec(spec, i));
+            shape = stored_shape(shard_spec(spec, i), spec.shards[i]);
         } catch (const error&) {
             return std::nullopt;
         }
@@ -195,15 +203,29 @@ std::optional<std::vector<std::int64_t>> sharded_shape(const tensor_spec& spec, 
     return total;
 }
 
+// A file's path relative to the run, as the run's listing spells it.
+inline std::string run_relative(const std::filesystem::path& run, const std::string& file) {
+    const std::string relative =
+        (run / file).lexically_normal().lexically_relative(run.lexically_normal()).generic_string();
+    return relative.empty() ? file : relative;
+}
+
 // When a run directory is opened: every shard file of a sharded entry must
 // exist inside the run, opened beneath `roots` like any file the run names (a
 // missing shard is an error, not a tensor that was not dumped: the entry names
 // it explicitly). Each is claimed for the entry's key, so it is no tensor of
-// its own, and counted in `total_bytes`.
-inline void claim_shard_files(const std::vector<confined_root>& roots, const std::filesystem::path& run,
-                              const tensor_spec& spec, const std::string& graph,
-                              std::map<std::string, std::string>& claimed, std::uint64_t& total_bytes) {
+// its own, and counted in `total_bytes`. A shard that is a key of a
+// safetensors file goes to claim_key(shard) instead (the run keeps those
+// files apart from its own keys).
+template <class ClaimKey>
+void claim_shard_files(const std::vector<confined_root>& roots, const std::filesystem::path& run,
+                       const tensor_spec& spec, const std::string& graph, std::map<std::string, std::string>& claimed,
+                       std::uint64_t& total_bytes, ClaimKey&& claim_key) {
     for (const tensor_spec::shard_file& shard : spec.shards) {
+        if (!shard.key.empty()) {
+            claim_key(shard);
+            continue;
+        }
         file_descriptor file;
         try {
             file = open_confined(roots, shard.file, confined_target::file);
@@ -213,9 +235,7 @@ inline void claim_shard_files(const std::vector<confined_root>& roots, const std
                             " in run '" + run.string() + "'",
                         error_location::at_item(graph, spec.key));
         }
-        const std::string relative =
-            (run / shard.file).lexically_normal().lexically_relative(run.lexically_normal()).generic_string();
-        const auto [where, inserted] = claimed.emplace(relative.empty() ? shard.file : relative, spec.key);
+        const auto [where, inserted] = claimed.emplace(run_relative(run, shard.file), spec.key);
         if (!inserted)
             throw error(error_kind::schema,
                         graph + ": tensor '" + spec.key + "': shard file '" + shard.file +
