@@ -332,6 +332,22 @@ TEST_CASE("run_directory: shards by key of per-rank safetensors files load as se
     }
     CHECK(segments.segments[1].view.name() == "w");
     w.check_intact();
+    // Another spelling of a container, or a link to it inside the run, is the
+    // same file: indexed once, and not one of the run's own files either.
+    std::filesystem::create_symlink("rank1/model.safetensors", run / "rank1-link.safetensors");
+    run.write("graph.json", R"({"tensors": {
+        "w": {"shards": [{"file": "rank1-link.safetensors", "key": "w", "axis": 1, "offset": 2},
+                         {"file": "rank1/../rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0}]},
+        "b": {"shards": [{"file": "./rank1/model.safetensors", "key": "b", "axis": 0, "offset": 0}]},
+        "c": {"shards": [{"file": "rank0/model.safetensors", "key": "b", "axis": 0, "offset": 0}]}}})");
+    const run_directory spelled = run_directory::open(run.path());
+    CHECK(spelled.keys() == std::vector<std::string>{"b", "c", "w"});
+    CHECK(*spelled.stored_shape("w") == std::vector<std::int64_t>{4, 5});
+    CHECK(static_cast<const float*>(spelled.load("w").segments().segments[1].view.data())[0] == 2.0f);
+    CHECK(static_cast<const float*>(spelled.load("b").view().data())[1] == 2.0f);
+    std::filesystem::remove(run / "rank1-link.safetensors");
+    run.write("graph.json", R"({"tensors": {"w": )" + keyed_w + R"(,
+        "b": {"shards": [{"file": "rank0/model.safetensors", "key": "b", "axis": 0, "offset": 0}]}}})");
     const numgap::io::loaded_tensor b = dir.load("b"); // one shard: the tensor in one file
     CHECK_FALSE(b.is_sharded());
     CHECK(static_cast<const float*>(b.view().data())[2] == 3.0f);
@@ -387,6 +403,15 @@ TEST_CASE("run_directory: shards by key that are missing, mistyped, misshapen or
         contains(open_error(R"("v": {"shards": [{"file": "rank0/model.safetensors", "axis": 0, "offset": 0}]}, "w": )" +
                             keyed_w),
                  "is also a safetensors file holding shards by key"));
+    // A key is the shard of one entry: not twice under two spellings of its
+    // file, not for two tensors.
+    CHECK(
+        contains(open_error(R"("w": {"shards": [{"file": "rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0},
+                                                 {"file": "./rank0/model.safetensors", "key": "w", "axis": 1, "offset": 2},
+                                                 {"file": "rank1/model.safetensors", "key": "w", "axis": 1, "offset": 4}]})"),
+                 "shard 'w' of file './rank0/model.safetensors': named twice (the same file and key)"));
+    CHECK(contains(open_error(R"("v": )" + keyed_w + R"(, "w": )" + keyed_w),
+                   "tensor 'w': shard 'w' of file 'rank0/model.safetensors': already a shard of tensor 'v'"));
     // Tiling and shape rules name the shard by key and file.
     CHECK(contains(
         load_error(R"("w": {"shards": [{"file": "rank0/model.safetensors", "key": "w", "axis": 1, "offset": 0},

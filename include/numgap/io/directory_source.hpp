@@ -178,7 +178,9 @@ private:
     // when the run was opened (which also checked the key), and the key.
     std::pair<const safetensors_tensors*, safetensors_tensors::location>
     find_shard_key(const tensor_spec::shard_file& shard) const {
-        const auto container = shard_containers_.find(detail::run_relative(path_, shard.file));
+        const auto name = container_names_.find(detail::run_relative(path_, shard.file));
+        const auto container =
+            name == container_names_.end() ? shard_containers_.end() : shard_containers_.find(name->second);
         std::optional<safetensors_tensors::location> where;
         if (container != shard_containers_.end()) where = container->second.find(shard.key);
         // Only a spec made by hand, not the run's own, can get here.
@@ -253,36 +255,52 @@ private:
         };
         // A shard named by a key of a safetensors file: the file is indexed
         // once, on its own (per-rank files repeat their keys), and the key
-        // must be there.
+        // must be there and be the shard of one entry only (as a shard file
+        // is). Files are told apart by identity, not spelling: "./r0.safetensors"
+        // or a link to it is the same container, and no other name of it
+        // stays among the run's own files.
+        std::map<std::pair<dev_t, ino_t>, std::string> container_identity;       // -> the container's name
+        std::map<std::pair<std::string, std::string>, std::string> claimed_keys; // (container, key) -> tensor
         const auto claim_key = [&](const tensor_spec& spec, const tensor_spec::shard_file& shard) {
-            const std::string relative = detail::run_relative(path_, shard.file);
-            auto container = shard_containers_.find(relative);
-            if (container == shard_containers_.end()) {
+            const auto refused = [&](error_kind kind, const std::string& reason) {
+                return error(kind, graph + ": tensor '" + spec.key + "': " + detail::shard_label(shard) + ": " + reason,
+                             error_location::at_item(graph, spec.key));
+            };
+            const std::string spelled = detail::run_relative(path_, shard.file);
+            auto name = container_names_.find(spelled);
+            if (name == container_names_.end()) {
                 file_descriptor file;
                 try {
                     file = open_confined(*roots_, shard.file, confined_target::file);
                 } catch (const confined_open_error& failure) {
-                    throw error(error_kind::io,
-                                graph + ": tensor '" + spec.key + "': " + detail::shard_label(shard) + ": the file " +
-                                    detail::refusal(failure) + " in run '" + path_.string() + "'",
-                                error_location::at_item(graph, spec.key));
+                    throw refused(error_kind::io,
+                                  "the file " + detail::refusal(failure) + " in run '" + path_.string() + "'");
                 }
-                container = shard_containers_.try_emplace(relative).first;
-                try {
-                    container->second.add(relative, std::move(file), path_ / relative);
-                } catch (const error& failure) {
-                    shard_containers_.erase(container);
-                    throw error(failure.kind(), graph + ": tensor '" + spec.key + "': " + failure.what(),
-                                failure.where());
+                struct stat identity {};
+                if (::fstat(file.get(), &identity) != 0)
+                    throw refused(error_kind::io, "cannot stat the file: " + std::generic_category().message(errno));
+                const auto [known, is_new] =
+                    container_identity.try_emplace({identity.st_dev, identity.st_ino}, spelled);
+                if (is_new) {
+                    safetensors_tensors& keys = shard_containers_[spelled];
+                    try {
+                        keys.add(spelled, std::move(file), path_ / spelled);
+                    } catch (const error& failure) {
+                        throw error(failure.kind(), graph + ": tensor '" + spec.key + "': " + failure.what(),
+                                    failure.where());
+                    }
+                    keys.shrink_to_fit();
+                    opened.total_bytes += keys.total_bytes();
                 }
-                container->second.shrink_to_fit();
-                opened.total_bytes += container->second.total_bytes();
+                name = container_names_.emplace(spelled, known->second).first;
             }
-            if (!container->second.find(shard.key))
-                throw error(error_kind::schema,
-                            graph + ": tensor '" + spec.key + "': " + detail::shard_label(shard) +
-                                ": the file has no such key",
-                            error_location::at_item(graph, spec.key));
+            if (!shard_containers_.at(name->second).find(shard.key))
+                throw refused(error_kind::schema, "the file has no such key");
+            const auto [owner, inserted] = claimed_keys.try_emplace({name->second, shard.key}, spec.key);
+            if (!inserted)
+                throw refused(error_kind::schema, owner->second == spec.key
+                                                      ? std::string("named twice (the same file and key)")
+                                                      : "already a shard of tensor '" + owner->second + "'");
         };
         for (const tensor_spec& spec : manifest.tensors) {
             if (!spec.shards.empty()) {
@@ -328,15 +346,15 @@ private:
         });
         // The containers of keyed shards are not files of tensors of their
         // own, nor part of the run's keys.
-        for (const auto& [relative, keys] : shard_containers_) {
-            if (const auto plain = claimed.find(relative); plain != claimed.end())
+        for (const auto& [spelled, name] : container_names_) {
+            if (const auto plain = claimed.find(spelled); plain != claimed.end())
                 throw error(error_kind::schema,
-                            graph + ": tensor '" + plain->second + "': file '" + relative +
+                            graph + ": tensor '" + plain->second + "': file '" + spelled +
                                 "' is also a safetensors file holding shards by key",
                             error_location::at_item(graph, plain->second));
-            listed.erase(relative);
+            listed.erase(spelled);
         }
-        add_listed_safetensors(listed);
+        add_listed_safetensors(listed, container_identity);
         opened.total_bytes += safetensors_.total_bytes();
         std::vector<tensor_spec> discovered =
             detail::safetensors_specs(safetensors_, manifest, std::move(overlays), path_.string());
@@ -428,7 +446,10 @@ private:
     }
 
     // Indexes the *.safetensors files the listing found (and removes them from it).
-    void add_listed_safetensors(std::map<std::string, std::uint64_t>& listed) {
+    // `containers`: files already indexed as shard containers (by identity),
+    // skipped here under any other name.
+    void add_listed_safetensors(std::map<std::string, std::uint64_t>& listed,
+                                const std::map<std::pair<dev_t, ino_t>, std::string>& containers) {
         for (auto entry = listed.begin(); entry != listed.end();) {
             if (!entry->first.ends_with(".safetensors")) {
                 ++entry;
@@ -441,6 +462,12 @@ private:
                 throw error(error_kind::io, "run '" + path_.string() + "': '" + entry->first + "' " + detail::refusal(failure),
                             error_location::at_item(path_.string(), entry->first));
             }
+            struct stat identity {};
+            if (!containers.empty() && ::fstat(file.get(), &identity) == 0 &&
+                containers.count({identity.st_dev, identity.st_ino}) != 0) {
+                entry = listed.erase(entry);
+                continue;
+            }
             try {
                 safetensors_.add(entry->first, std::move(file), path_ / entry->first);
             } catch (const error& failure) {
@@ -452,8 +479,10 @@ private:
     }
 
     // Safetensors files holding shards by key (graph.json "shards" entries
-    // with "key"), each indexed on its own: relative path -> its keys.
+    // with "key"), each indexed on its own: name (the first spelling met,
+    // relative to the run) -> its keys; and every spelling -> that name.
     std::map<std::string, safetensors_tensors> shard_containers_;
+    std::map<std::string, std::string> container_names_;
     std::filesystem::path path_;
     // The run directory (first) and the allowed roots, held open: every file is opened beneath them.
     std::shared_ptr<const std::vector<confined_root>> roots_;

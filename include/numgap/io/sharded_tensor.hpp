@@ -145,10 +145,9 @@ loaded_tensor load_sharded_tensor(const tensor_spec& spec, LoadFile&& load_file)
     // Each shard's header was checked alone; the whole tensor's element count
     // (zero-sized shards may claim huge other dimensions) is checked here.
     if (!numgap::detail::checked_storage_bytes(stored_shape, first.type()))
-        throw error(error_kind::limit,
-                    "the shards of tensor '" + spec.key + "' (first file '" + spec.shards.front().file +
-                        "') tile a tensor of shape " + numgap::detail::shape_text(stored_shape) +
-                        ", whose size overflows 64 bits");
+        throw error(error_kind::limit, "the shards of tensor '" + spec.key + "' (first " +
+                                           shard_label(spec.shards.front()) + ") tile a tensor of shape " +
+                                           numgap::detail::shape_text(stored_shape) + ", whose size overflows 64 bits");
     state->view = tensor_view(nullptr, first.type(), stored_shape);
     tensor_spec whole = spec;
     whole.shards.clear();

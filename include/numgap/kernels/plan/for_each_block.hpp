@@ -66,9 +66,10 @@ inline const float* fill_tile_f32(const pair_plan& plan, const plan_side& side, 
     // more than the hardware prefetcher follows: fetch the rows' next tile
     // while this one is transposed (+10-15% at 2^26 with 16 channels), and
     // for a tensor larger than any L2 also the tile 8 ahead into the outer
-    // caches (core/prefetch.hpp; 16 channels at 2^26 on Zen 4: 48 -> 52-55%
-    // of the read loop with AVX-512, 52 -> 59-65% with AVX2; in cache, at
-    // 2^16 and 2^20, it cost up to a few per cent, hence the size test).
+    // caches (core/prefetch.hpp; 16 channels at 2^26 on Zen 4: 46-48% ->
+    // 48-54% of the read loop with AVX-512, 51-54% -> 58-61% with AVX2; in
+    // cache, at 2^16 and 2^20, it cost up to a few per cent, hence the size
+    // test).
     // Offsets wrap modulo 2^64 like the address arithmetic, so a negative
     // row stride still names the right lines.
     constexpr std::int64_t far_prefetch_from = std::int64_t(1) << 20; // elements: 4 MiB of float32 a side
