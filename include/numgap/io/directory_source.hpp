@@ -88,8 +88,8 @@ public:
             return detail::load_sharded_tensor(spec,
                                                [&](const tensor_spec& shard, const tensor_spec::shard_file& entry) {
                                                    if (entry.key.empty()) return load_file(shard);
-                                                   const auto [container, where] = find_shard_key(entry);
-                                                   return detail::load_safetensors_tensor(shard, where, entry.key);
+                                                   return detail::load_safetensors_tensor(shard, find_shard_key(entry),
+                                                                                          entry.key);
                                                });
         if (const std::optional<safetensors_tensors::location> where = safetensors_.find(spec.key, spec.source_slot))
             return detail::load_safetensors_tensor(spec, *where);
@@ -132,7 +132,7 @@ public:
         if (!spec.shards.empty())
             return detail::sharded_shape(spec, [&](const tensor_spec& shard, const tensor_spec::shard_file& entry) {
                 if (entry.key.empty()) return stored_shape(shard);
-                const safetensors_tensors::location where = find_shard_key(entry).second;
+                const safetensors_tensors::location where = find_shard_key(entry);
                 return std::optional(std::vector<std::int64_t>(where.shape.begin(), where.shape.end()));
             });
         if (const std::optional<safetensors_tensors::location> where = safetensors_.find(spec.key, spec.source_slot))
@@ -174,10 +174,9 @@ public:
 private:
     directory_source() = default;
 
-    // A shard stored as a key of a safetensors file: its container, indexed
-    // when the run was opened (which also checked the key), and the key.
-    std::pair<const safetensors_tensors*, safetensors_tensors::location>
-    find_shard_key(const tensor_spec::shard_file& shard) const {
+    // Where a shard stored as a key of a safetensors file is: in its
+    // container, indexed when the run was opened (which also checked the key).
+    safetensors_tensors::location find_shard_key(const tensor_spec::shard_file& shard) const {
         const auto name = container_names_.find(detail::run_relative(path_, shard.file));
         const auto container =
             name == container_names_.end() ? shard_containers_.end() : shard_containers_.find(name->second);
@@ -189,7 +188,7 @@ private:
                         detail::shard_label(shard) + " is not a shard the run '" + path_.string() +
                             "' found when it was opened",
                         error_location::at_item(shard.file, shard.key));
-        return {&container->second, *where};
+        return *where;
     }
 
     // Reads a whole small file into state.buffer (aligned like new[]: the
