@@ -98,4 +98,29 @@ TEST_CASE("widen_f32 float16 keeps finite lanes exact when NaNs share their vect
         }
     }
 }
+TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 where 512-bit shuffles are split") {
+    const numgap::kernels::kernel_table active = numgap::kernels::active_kernels();
+    const std::vector<numgap::kernels::kernel_table> tables = numgap::kernels::available_kernels();
+    // The active arch's own table: the last listed by that name (dispatched
+    // tables follow the header-instantiated native one).
+    const numgap::kernels::kernel_table* own = nullptr;
+    for (const auto& table : tables)
+        if (std::string_view(table.arch_name) == active.arch_name) own = &table;
+    REQUIRE(own != nullptr);
+    const numgap::kernels::kernel_table& best = *own;
+    CHECK((active.block_f32 == best.block_f32));
+    CHECK((active.run_f32 == best.run_f32));
+#if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH && defined(__x86_64__)
+    const bool split =
+        std::string_view(best.arch_name) == "avx512bw" && numgap::kernels::detail::cpu_splits_512_bit_operations();
+    const numgap::kernels::kernel_table* avx2 = nullptr;
+    for (const auto& table : tables)
+        if (std::string_view(table.arch_name) == "fma3+avx2") avx2 = &table;
+    CAPTURE(split);
+    if (split && avx2 != nullptr) CHECK((active.transpose_f32 == avx2->transpose_f32));
+    else CHECK((active.transpose_f32 == best.transpose_f32));
+#else
+    CHECK((active.transpose_f32 == best.transpose_f32));
+#endif
+}
 } // TEST_SUITE("kernels")
