@@ -282,10 +282,13 @@ inline evaluation evaluate_segments(const segmented_view& reference, const segme
         pass.moments = *interleaved;
     } else {
         for (std::size_t p = 0; p < pieces.size(); ++p) {
-            detail::pass_partial piece =
-                detail::fused_pass(pieces[p].reference, pieces[p].target, layout, options, table);
-            if (p == 0) pass = std::move(piece);
-            else detail::merge_partial(pass, piece, layout.reductions);
+            if (p == 0) {
+                detail::fused_pass(pieces[p].reference, pieces[p].target, layout, options, table, pass);
+                continue;
+            }
+            detail::pass_partial piece;
+            detail::fused_pass(pieces[p].reference, pieces[p].target, layout, options, table, piece);
+            detail::merge_partial(pass, piece, layout.reductions);
         }
     }
 

@@ -2,18 +2,27 @@
 // evaluation: everything evaluate() found for one tensor pair: each metric's
 // result in the order requested, per-side statistics, the element count.
 // passed() is true when every metric passed (NaN always fails).
+// metrics is a small_vector (core/small_vector.hpp): a range of
+// metric_result like a std::vector, holding up to inline_metric_results of
+// them without a heap block; std::vector(r.metrics.begin(), r.metrics.end())
+// makes a std::vector of them.
 // Complexity: find and passed O(metrics). Throws: nothing.
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <vector>
 
+#include <numgap/core/small_vector.hpp>
 #include <numgap/metric/metric_result.hpp>
 #include <numgap/metric/side_stats.hpp>
 
 namespace numgap {
 
+// Results of up to this many metrics are kept inside the evaluation: a call
+// on a usual metric set allocates nothing (see evaluate.hpp).
+inline constexpr std::size_t inline_metric_results = 8;
+
 struct evaluation {
-    std::vector<metric_result> metrics;
+    small_vector<metric_result, inline_metric_results> metrics;
     side_stats reference{};
     side_stats target{};
     std::int64_t count = 0;

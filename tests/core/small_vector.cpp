@@ -1,0 +1,209 @@
+// Pins down numgap::small_vector (core/small_vector.hpp) against std::vector
+// as the model: random push/emplace/pop/resize/clear/copy/move on strings
+// long enough to own heap blocks, across the inline/heap boundary; element
+// lifetimes (every constructed element destroyed once); moves (a heap block
+// changes hands, inline elements are moved one by one); an argument that
+// refers to an element while the vector grows; and the strong guarantee of
+// growth when a copy throws.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <numgap/core/small_vector.hpp>
+
+namespace small_vector_test {
+// Counts live objects; its copy constructor throws once copies_left reaches
+// 0, and its move constructor may throw, so growth copies it.
+struct tracked {
+    static inline int live = 0;
+    static inline int copies_left = 1 << 30;
+    int value = 0;
+    tracked() { ++live; }
+    explicit tracked(int v) : value(v) { ++live; }
+    tracked(const tracked& other) : value(other.value) {
+        if (copies_left-- <= 0) throw std::runtime_error("copy refused");
+        ++live;
+    }
+    tracked(tracked&& other) noexcept(false) : value(other.value) { ++live; }
+    tracked& operator=(const tracked&) = default;
+    ~tracked() { --live; }
+    bool operator==(const tracked& other) const { return value == other.value; }
+};
+
+template <class T, std::size_t N>
+std::vector<T> as_std(const numgap::small_vector<T, N>& v) {
+    return std::vector<T>(v.begin(), v.end());
+}
+} // namespace small_vector_test
+
+TEST_SUITE("core") {
+TEST_CASE("small_vector keeps N elements inside and grows onto the heap past them") {
+    numgap::small_vector<std::string, 4> v;
+    CHECK(v.empty());
+    CHECK(v.capacity() == 4);
+    const std::string* inside = v.data();
+    for (int i = 0; i < 4; ++i) v.push_back(std::to_string(i));
+    CHECK(v.data() == inside);
+    CHECK(v.capacity() == 4);
+    v.emplace_back(40, 'x'); // past N: a heap block
+    CHECK(v.data() != inside);
+    CHECK(v.capacity() >= 5);
+    CHECK(v.size() == 5);
+    CHECK(v[0] == "0");
+    CHECK(v[3] == "3");
+    CHECK(v.back() == std::string(40, 'x'));
+    CHECK(v.front() == "0");
+    v.pop_back();
+    CHECK(v.size() == 4);
+    v.resize(2);
+    CHECK(small_vector_test::as_std(v) == std::vector<std::string>{"0", "1"});
+    v.resize(6);
+    CHECK(v.size() == 6);
+    CHECK(v[5].empty()); // value-initialised
+    v.clear();
+    CHECK(v.empty());
+    numgap::small_vector<int, 3> numbers{1, 2, 3};
+    numbers.resize(5);
+    CHECK(numbers[3] == 0);
+    CHECK(numbers[4] == 0);
+    CHECK(numbers == numgap::small_vector<int, 3>{1, 2, 3, 0, 0});
+    CHECK_FALSE(numbers == numgap::small_vector<int, 3>{1, 2, 3, 0});
+}
+
+TEST_CASE("small_vector copies and moves, inside and on the heap") {
+    using vector = numgap::small_vector<std::string, 2>;
+    const std::string long_text(64, 'q');
+    for (const std::size_t count : {std::size_t(0), std::size_t(1), std::size_t(2), std::size_t(3), std::size_t(9)}) {
+        CAPTURE(count);
+        vector source;
+        std::vector<std::string> model;
+        for (std::size_t i = 0; i < count; ++i) {
+            source.push_back(long_text + std::to_string(i));
+            model.push_back(long_text + std::to_string(i));
+        }
+        vector copy(source);
+        CHECK(small_vector_test::as_std(copy) == model);
+        CHECK(small_vector_test::as_std(source) == model);
+        const std::string* block = source.data();
+        vector moved(std::move(source));
+        CHECK(small_vector_test::as_std(moved) == model);
+        CHECK(source.empty()); // NOLINT(bugprone-use-after-move): the moved-from state is specified
+        if (count > 2) CHECK(moved.data() == block); // the heap block changed hands
+        vector assigned{"stale", "values", "here"};
+        assigned = copy;
+        CHECK(small_vector_test::as_std(assigned) == model);
+        vector move_assigned{"x"};
+        move_assigned = std::move(copy);
+        CHECK(small_vector_test::as_std(move_assigned) == model);
+        CHECK(copy.empty()); // NOLINT(bugprone-use-after-move)
+        auto& self = assigned;
+        assigned = self;
+        CHECK(small_vector_test::as_std(assigned) == model);
+        assigned = std::move(self);
+        CHECK(small_vector_test::as_std(assigned) == model);
+        source.push_back("reused"); // a moved-from vector is usable
+        CHECK(source.size() == 1);
+    }
+}
+
+TEST_CASE("small_vector: an argument referring to an element survives growth") {
+    numgap::small_vector<std::string, 2> v{std::string(50, 'a'), std::string(50, 'b')};
+    v.push_back(v[0]); // full: grows, and v[0] must still be read intact
+    CHECK(v.size() == 3);
+    CHECK(v[2] == std::string(50, 'a'));
+    while (v.size() < v.capacity()) v.push_back("fill");
+    v.emplace_back(v[1]);
+    CHECK(v.back() == std::string(50, 'b'));
+}
+
+TEST_CASE("small_vector destroys every element it constructed, and growth is all or nothing") {
+    using small_vector_test::tracked;
+    tracked::live = 0;
+    tracked::copies_left = 1 << 30;
+    {
+        numgap::small_vector<tracked, 3> v;
+        for (int i = 0; i < 10; ++i) v.emplace_back(i);
+        CHECK(tracked::live == 10);
+        numgap::small_vector<tracked, 3> copy(v);
+        CHECK(tracked::live == 20);
+        v.resize(4);
+        CHECK(tracked::live == 14);
+        copy = v;
+        CHECK(tracked::live == 8);
+        // Growth copies this type (its move may throw): the third copy fails,
+        // and v is as before, with no element leaked or destroyed twice.
+        while (v.size() < v.capacity()) v.emplace_back(100);
+        const std::vector<tracked> before(v.begin(), v.end());
+        const int live_before = tracked::live;
+        tracked::copies_left = 2;
+        CHECK_THROWS_AS(v.emplace_back(7), std::runtime_error);
+        tracked::copies_left = 1 << 30;
+        CHECK(tracked::live == live_before);
+        CHECK(std::vector<tracked>(v.begin(), v.end()) == before);
+        tracked::copies_left = 0;
+        CHECK_THROWS_AS(v.reserve(v.capacity() + 1), std::runtime_error);
+        tracked::copies_left = 1 << 30;
+        CHECK(tracked::live == live_before);
+        numgap::small_vector<tracked, 3> failed_copy;
+        tracked::copies_left = 1;
+        CHECK_THROWS_AS(failed_copy = v, std::runtime_error);
+        tracked::copies_left = 1 << 30;
+        CHECK(failed_copy.size() == 1); // basic guarantee: what was copied stays, valid
+    }
+    CHECK(tracked::live == 0);
+}
+
+TEST_CASE("small_vector matches std::vector over random operations") {
+    std::mt19937 rng(7);
+    numgap::small_vector<std::string, 4> v;
+    std::vector<std::string> model;
+    auto text = [&](std::size_t i) { return std::string(rng() % 2 ? 3 : 40, char('a' + i % 26)) + std::to_string(i); };
+    for (std::size_t step = 0; step < 4000; ++step) {
+        switch (rng() % 8) {
+        case 0:
+        case 1:
+        case 2: {
+            const std::string value = text(step);
+            v.push_back(value);
+            model.push_back(value);
+            break;
+        }
+        case 3:
+            if (!model.empty()) {
+                v.pop_back();
+                model.pop_back();
+            }
+            break;
+        case 4: {
+            const std::size_t size = rng() % 12;
+            v.resize(size);
+            model.resize(size);
+            break;
+        }
+        case 5: {
+            numgap::small_vector<std::string, 4> other(v);
+            v = std::move(other);
+            break;
+        }
+        case 6:
+            if (rng() % 8 == 0) {
+                v.clear();
+                model.clear();
+            }
+            break;
+        default: {
+            const std::size_t wanted = rng() % 16;
+            v.reserve(wanted);
+            CHECK(v.capacity() >= wanted);
+            break;
+        }
+        }
+        REQUIRE(small_vector_test::as_std(v) == model);
+    }
+}
+} // TEST_SUITE("core")
