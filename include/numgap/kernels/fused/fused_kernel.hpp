@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 #include <numgap/core/config.hpp>
 #include <numgap/kernels/constants.hpp>
@@ -84,6 +85,18 @@ void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& ta
     moments.sum_squared_reference += sum_squared_reference;
     moments.sum_squared_target += sum_squared_target;
     moments.sum_diff_times_sum += sum_diff_times_sum;
+}
+
+// visit(std::integral_constant<int, I>{}) for I = 0 .. N-1: arrays of
+// accumulators indexed only by such constants are kept in registers (see
+// moments_chunk).
+template <class Visit, int... I>
+void visit_indices(Visit& visit, std::integer_sequence<int, I...>) {
+    (visit(std::integral_constant<int, I>{}), ...);
+}
+template <int N, class Visit>
+void for_each_index(Visit&& visit) {
+    visit_indices(visit, std::make_integer_sequence<int, N>{});
 }
 
 // One pair of sources and its length; a chunk may be several (accumulate_runs).
@@ -135,15 +148,23 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     struct accumulators {
         batch squared_diff, abs_diff, squared_reference, squared_target, diff_times_sum;
     };
+    // Every access to the sets below names its set by a constant
+    // (each_set): indexed by a loop variable, GCC 12 gave the accumulators a
+    // home on the stack, zeroed there, loaded before and stored after every
+    // group of the loop, and reloaded for the reduction (72 vector moves
+    // around a 2^10-element call of ~300 cycles).
+    const auto each_set = [](auto&& visit) { for_each_index<sets>(visit); };
+    const auto each_side = [](auto&& visit) { for_each_index<2>(visit); };
     accumulators acc[sets];
-    for (int s = 0; s < sets; ++s)
-        acc[s] = {ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0)};
     batch max_abs_diff[max_sets];
-    for (int s = 0; s < max_sets; ++s) max_abs_diff[s] = ops::splat(0);
+    each_set([&](auto s) {
+        acc[s] = {ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0)};
+        if constexpr (s < max_sets) max_abs_diff[s] = ops::splat(0);
+    });
 
     const ReferenceSource* reference = &segments[0].reference; // the segment being read
     const TargetSource* target = &segments[0].target;
-    auto step = [&](int set, std::size_t at) {
+    auto step = [&](auto set, std::size_t at) {
         accumulators& a = acc[set];
         batch& max_abs = max_abs_diff[set % max_sets];
         batch r = reference->load(at);
@@ -212,20 +233,22 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     // remainder vectors), so the count decides, not the position.
     std::size_t since_flush = 0;
     [[maybe_unused]] auto flush_side_sums = [&] {
-        for (int k = 0; k < 2; ++k) {
+        each_side([&](auto k) {
             side_sum[k] += ops::sum(side_sums[k]);
             side_sums[k] = ops::splat(0);
-        }
+        });
     };
+    // Member by member, no pointers to them: an accumulator whose address is
+    // taken lives on the stack, stored at entry and reloaded at every exit.
     [[maybe_unused]] auto flush_moments = [&] {
-        for (int s = 0; s < sets; ++s) {
-            batch* sums[5] = {&acc[s].squared_diff, &acc[s].abs_diff, &acc[s].squared_reference,
-                              &acc[s].squared_target, &acc[s].diff_times_sum};
-            for (int k = 0; k < 5; ++k) {
-                flushed[k] += ops::sum(*sums[k]);
-                *sums[k] = ops::splat(0);
-            }
-        }
+        each_set([&](auto s) {
+            flushed[0] += ops::sum(acc[s].squared_diff);
+            flushed[1] += ops::sum(acc[s].abs_diff);
+            flushed[2] += ops::sum(acc[s].squared_reference);
+            flushed[3] += ops::sum(acc[s].squared_target);
+            flushed[4] += ops::sum(acc[s].diff_times_sum);
+            acc[s] = {ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0), ops::splat(0)};
+        });
         since_flush = 0;
     };
     // Groups of side_flush (or moment_flush) elements: the flushes stay out
@@ -263,10 +286,9 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
                     target->prefetch_far(i + far_prefetch_distance, stride);
                 }
                 // Unrolled so each set's accumulators are registers, not an array
-                // indexed at run time (GCC 12 kept the loop rolled for block sources:
-                // f32/int4-block AVX2 2.0x faster unrolled, Zen 3).
-#pragma GCC unroll 4
-                for (int s = 0; s < sets; ++s) step(s, i + std::size_t(s) * width);
+                // indexed at run time (GCC 12 kept a loop over the sets rolled for
+                // block sources: f32/int4-block AVX2 2.0x faster unrolled, Zen 3).
+                each_set([&](auto s) { step(s, i + std::size_t(s) * width); });
             }
             if constexpr (Sides) flush_side_sums();
             since_flush += group_end - group_start;
@@ -276,7 +298,7 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
         // Fewer than `sets` vectors: one value each on set 0's lanes, counted
         // as a whole stride so since_flush bounds every set's chain.
         for (; i + width <= n; i += width) {
-            step(0, i);
+            step(std::integral_constant<int, 0>{}, i);
             since_flush += stride;
         }
         for (; i < n; ++i) {
@@ -309,14 +331,16 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
         tail_squared_diff = tail_abs_diff = tail_max = tail_squared_reference = tail_squared_target =
             tail_diff_times_sum = 0;
     }
-    for (int s = 1; s < sets; ++s) {
-        acc[0].squared_diff = acc[0].squared_diff + acc[s].squared_diff;
-        acc[0].abs_diff = acc[0].abs_diff + acc[s].abs_diff;
-        acc[0].squared_reference = acc[0].squared_reference + acc[s].squared_reference;
-        acc[0].squared_target = acc[0].squared_target + acc[s].squared_target;
-        acc[0].diff_times_sum = acc[0].diff_times_sum + acc[s].diff_times_sum;
-    }
-    for (int s = 1; s < max_sets; ++s) max_abs_diff[0] = ops::max(max_abs_diff[0], max_abs_diff[s]);
+    each_set([&](auto s) {
+        if constexpr (s > 0) {
+            acc[0].squared_diff = acc[0].squared_diff + acc[s].squared_diff;
+            acc[0].abs_diff = acc[0].abs_diff + acc[s].abs_diff;
+            acc[0].squared_reference = acc[0].squared_reference + acc[s].squared_reference;
+            acc[0].squared_target = acc[0].squared_target + acc[s].squared_target;
+            acc[0].diff_times_sum = acc[0].diff_times_sum + acc[s].diff_times_sum;
+            if constexpr (s < max_sets) max_abs_diff[0] = ops::max(max_abs_diff[0], max_abs_diff[s]);
+        }
+    });
     const double squared_diff = flushed[0] + ops::sum(acc[0].squared_diff) + tails[0];
     const double abs_diff = flushed[1] + ops::sum(acc[0].abs_diff) + tails[1];
     const double squared_reference = flushed[2] + ops::sum(acc[0].squared_reference) + tails[2];
@@ -341,13 +365,13 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     if constexpr (Sides) {
         const double squares[2] = {squared_reference, squared_target};
         fused_side_sums sums[2];
-        for (int k = 0; k < 2; ++k) {
+        each_side([&](auto k) {
             sums[k] = {side_sum[k] + ops::sum(side_sums[k]) + double(tail_sum[k]), squares[k], MinMax, 0.0, 0.0};
             if constexpr (MinMax) {
                 sums[k].min = smaller(double(ops::minimum(side_min[k])), double(tail_min[k]));
                 sums[k].max = larger(double(ops::maximum(side_max[k])), double(tail_maximum[k]));
             }
-        }
+        });
         add_fused_side<Arch, T>(segments[0].reference, segments[0].n, sums[0], moments.reference);
         add_fused_side<Arch, T>(segments[0].target, segments[0].n, sums[1], moments.target);
     }
