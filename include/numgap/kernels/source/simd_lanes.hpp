@@ -68,7 +68,13 @@ struct lanes<scalar_arch, T> {
 
     static batch load(const T* pointer) noexcept { return *pointer; }
     static batch splat(T value) noexcept { return value; }
-    static batch fma(T a, T b, T c) noexcept { return a * b + c; }
+    // Multiply and add kept apart (keep_rounded): whether GCC contracts
+    // them into one fused instruction (by default wherever the target has
+    // one: aarch64, x86 with -mfma) depended on the inlining context, so the
+    // same values read in place and read converted gave sums one rounding
+    // apart (float8 runs, aarch64). keep_rounded acts on x86-64 and aarch64
+    // only; elsewhere contraction may still vary.
+    static batch fma(T a, T b, T c) noexcept { return keep_rounded(T(a * b)) + c; }
     static batch abs(T x) noexcept { return std::fabs(x); }
     static batch max(T a, T b) noexcept { return a > b ? a : b; }
     static batch min(T a, T b) noexcept { return a < b ? a : b; }
