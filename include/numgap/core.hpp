@@ -13,5 +13,6 @@
 #include <numgap/core/segmented_view.hpp>
 #include <numgap/core/shape.hpp>
 #include <numgap/core/slice_along.hpp>
+#include <numgap/core/small_vector.hpp>
 #include <numgap/core/tensor_view.hpp>
 #include <numgap/core/version.hpp>

@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstddef>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -73,6 +74,22 @@ TEST_CASE("small_vector keeps N elements inside and grows onto the heap past the
     CHECK(numbers[4] == 0);
     CHECK(numbers == numgap::small_vector<int, 3>{1, 2, 3, 0, 0});
     CHECK_FALSE(numbers == numgap::small_vector<int, 3>{1, 2, 3, 0});
+}
+
+TEST_CASE("small_vector grows geometrically, also by resize, and refuses more than max_size") {
+    numgap::small_vector<int, 2> v;
+    std::size_t blocks = 0;
+    const int* last = v.data();
+    for (int i = 0; i < 1000; ++i) {
+        v.resize(v.size() + 1);
+        if (v.data() != last) ++blocks;
+        last = v.data();
+    }
+    CHECK(blocks <= 10); // 2 -> 4 -> ... -> 1024: nine new blocks
+    CHECK(v.capacity() < 2048);
+    CHECK(v.max_size() == std::size_t(std::numeric_limits<std::ptrdiff_t>::max()) / sizeof(int));
+    CHECK_THROWS_AS(v.reserve(v.max_size() + 1), std::length_error);
+    CHECK(v.size() == 1000);
 }
 
 TEST_CASE("small_vector copies and moves, inside and on the heap") {

@@ -1,4 +1,6 @@
 // Pins allclose (metric/allclose.hpp): numpy's rule, settable tolerances.
+#include <vector>
+
 #include <doctest/doctest.h>
 
 #include "test_support.hpp"

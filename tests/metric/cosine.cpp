@@ -1,4 +1,6 @@
 // Pins cosine's documented contract (metric/cosine.hpp).
+#include <vector>
+
 #include <doctest/doctest.h>
 
 #include <numgap/kernels/scalar_reference.hpp>

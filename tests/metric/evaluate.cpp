@@ -356,4 +356,32 @@ TEST_CASE("add_builtin rejects unknown names listing the valid ones") {
     CHECK(unknown->where().item == "cosin");
     CHECK(set.add_builtin("topk").add_builtin("kl_div").size() == 2);
 }
+TEST_CASE("evaluate keeps up to inline_metric_results results inside the evaluation, more on the heap") {
+    const auto pair = make_pair(1000, 5);
+    const numgap::tensor_view r(std::span<const float>(pair.reference)), t(std::span<const float>(pair.target));
+    auto inside = [](const numgap::evaluation& e) {
+        const auto* results = reinterpret_cast<const unsigned char*>(e.metrics.data());
+        const auto* object = reinterpret_cast<const unsigned char*>(&e);
+        return results >= object && results < object + sizeof(e);
+    };
+    const numgap::evaluation few = numgap::evaluate(r, t, numgap::metric_set::defaults());
+    CHECK(few.metrics.size() == 3);
+    CHECK(inside(few)); // no heap block for the results
+    const numgap::evaluation many = numgap::evaluate(r, t, all_builtins());
+    REQUIRE(many.metrics.size() == 12);
+    CHECK_FALSE(inside(many));
+    CHECK(many.metrics.size() > numgap::inline_metric_results);
+    // Copies and moves of either keep every result.
+    for (const numgap::evaluation* original : {&few, &many}) {
+        numgap::evaluation copy = *original;
+        numgap::evaluation moved = std::move(copy);
+        REQUIRE(moved.metrics.size() == original->metrics.size());
+        for (std::size_t i = 0; i < moved.metrics.size(); ++i) {
+            CHECK(moved.metrics[i].name == original->metrics[i].name);
+            CHECK(same_value(moved.metrics[i].value, original->metrics[i].value));
+        }
+        CHECK(moved.passed() == original->passed());
+        CHECK(moved.find("cosine") != nullptr);
+    }
+}
 } // TEST_SUITE("metric")

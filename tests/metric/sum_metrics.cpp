@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string_view>
+#include <vector>
 
 #include <doctest/doctest.h>
 

@@ -10,15 +10,16 @@
 // Differences from std::vector: moving a vector that holds its elements
 // inside moves them one by one, so pointers into it do not survive a move;
 // capacity() is at least N.
-// Exception safety: growth gives the strong guarantee when T's move
-// constructor is noexcept or T cannot be copied (as std::vector); resize,
-// copies and assignment the basic one.
-// Complexity: as std::vector (growth doubles the capacity).
+// Exception safety: growth gives the strong guarantee unless T's move
+// constructor may throw and T cannot be copied (then the basic one), as
+// std::vector; resize, copies and assignment the basic one.
+// Complexity: as std::vector (growth at least doubles the capacity).
 // Throws: std::bad_alloc, std::length_error past max_size(), whatever T's
 // constructors throw.
 #include <algorithm>
 #include <cstddef>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <new>
 #include <stdexcept>
@@ -72,7 +73,9 @@ public:
     size_type size() const noexcept { return size_; }
     bool empty() const noexcept { return size_ == 0; }
     size_type capacity() const noexcept { return capacity_; }
-    static constexpr size_type max_size() noexcept { return std::allocator_traits<std::allocator<T>>::max_size({}); }
+    static constexpr size_type max_size() noexcept {
+        return size_type(std::numeric_limits<difference_type>::max()) / sizeof(T);
+    }
 
     T* data() noexcept { return data_; }
     const T* data() const noexcept { return data_; }
@@ -117,7 +120,7 @@ public:
             size_ = wanted;
             return;
         }
-        reserve(wanted);
+        if (wanted > capacity_) reallocate(grown_capacity(wanted), false, [](T*) {});
         for (; size_ < wanted; ++size_) ::new (static_cast<void*>(data_ + size_)) T();
     }
     void clear() noexcept {

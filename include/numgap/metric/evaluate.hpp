@@ -43,6 +43,7 @@
 #include <type_traits>
 #include <vector>
 
+#include <numgap/core/config.hpp>
 #include <numgap/core/error.hpp>
 #include <numgap/core/parallel_for.hpp>
 #include <numgap/core/tensor_view.hpp>
@@ -160,6 +161,7 @@ inline bool needs_fused_pass(const pass_layout& layout, const evaluate_options& 
 // wait for the kernel's 8-byte stores to retire).
 inline void fused_pass(const tensor_view& reference, const tensor_view& target, const pass_layout& layout,
                        const evaluate_options& options, const kernels::kernel_table& table, pass_partial& pass) {
+    NUMGAP_ASSERT(pass.moments.count == 0 && pass.states.empty());
     if (!needs_fused_pass(layout, options)) return;
     const kernels::kernel_options kernel_options = pass_kernel_options(layout, options);
     if (layout.reductions.empty() && (options.threads == 1 || reference.size() < 2 * min_elements_per_thread)) {

@@ -98,6 +98,16 @@ TEST_CASE("widen_f32 float16 keeps finite lanes exact when NaNs share their vect
         }
     }
 }
+TEST_CASE("cpu_family decodes CPUID leaf 1 signatures") {
+    using numgap::kernels::detail::cpu_family;
+    CHECK(cpu_family(0x00A10F11u) == 25); // AMD EPYC Genoa (Zen 4)
+    CHECK(cpu_family(0x00A00F11u) == 25); // AMD EPYC Milan (Zen 3)
+    CHECK(cpu_family(0x00B00F21u) == 26); // AMD EPYC Turin (Zen 5)
+    CHECK(cpu_family(0x00800F12u) == 23); // AMD Zen 1
+    CHECK(cpu_family(0x000806F8u) == 6);  // Intel Sapphire Rapids
+    CHECK(cpu_family(0x00050654u) == 6);  // Intel Skylake-SP
+}
+
 TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 where 512-bit shuffles are split") {
     const numgap::kernels::kernel_table active = numgap::kernels::active_kernels();
     const std::vector<numgap::kernels::kernel_table> tables = numgap::kernels::available_kernels();

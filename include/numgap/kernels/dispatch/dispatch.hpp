@@ -71,18 +71,26 @@ inline bool cpu_has_f16c() noexcept {
 #endif
 }
 
-// Whether the CPU splits 512-bit vector operations into two 256-bit halves:
-// AMD family 25 (Zen 3 has no AVX-512, so with AVX-512 this is Zen 4); Zen 5
-// (family 26) and Intel's server cores run them whole.
+// The family CPUID leaf 1 reports in EAX: the base family, plus the
+// extended family when the base is 0xF (AMD since K8; Intel reports 6).
+constexpr unsigned cpu_family(unsigned leaf1_eax) noexcept {
+    const unsigned base = (leaf1_eax >> 8) & 0xFu, extended = (leaf1_eax >> 20) & 0xFFu;
+    return base == 0xFu ? base + extended : base;
+}
+
+// Whether a CPU with AVX-512 executes its 512-bit operations as two 256-bit
+// halves: AMD family 25 (of which only Zen 4 has AVX-512; Zen 3 does not, so
+// the answer means nothing without AVX-512). Zen 5 desktop and server parts
+// (family 26) and Intel's run them whole; Zen 5 mobile parts split them too
+// but are not told apart here (they keep the AVX-512 transpose). Without
+// GCC/clang-style inline assembly the answer is false.
 inline bool cpu_splits_512_bit_operations() noexcept {
 #if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
     const bool amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u; // "AuthenticAMD"
     __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
-    const unsigned base_family = (eax >> 8) & 0xFu, extended_family = (eax >> 20) & 0xFFu;
-    const unsigned family = base_family == 0xFu ? base_family + extended_family : base_family;
-    return amd && family == 25;
+    return amd && cpu_family(eax) == 25;
 #else
     return false;
 #endif
