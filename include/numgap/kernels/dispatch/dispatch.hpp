@@ -116,9 +116,10 @@ bool cpu_supports() noexcept {
 // The dispatched kernels, with one measured exception: where 512-bit
 // shuffles are split in two (Zen 4), the tiles of transposed pairs (NHWC
 // against NCHW) are transposed in AVX2's 8x8 blocks, single operations there,
-// rather than AVX-512's 16x16 (64 split shuffles per 256 elements): NHWC 1.3x
-// faster in L2 and ~1.1x at 2^26 on Zen 4 (README, "Which kernel dispatch
-// picks"). The fused loop stays AVX-512 (1.03-1.13x AVX2 in cache there).
+// rather than AVX-512's 16x16 (64 split shuffles per 256 elements):
+// evaluate() on an NHWC pair 1.4x faster at 2^16 and 2^20 and 1.16x at 2^26
+// on Zen 4 (README, "Which kernel dispatch picks"). The fused loop stays
+// AVX-512 (1.1-1.2x AVX2 in cache there).
 inline kernel_table tuned_for_this_cpu(kernel_table table) noexcept {
     if (std::string_view(table.arch_name) == xsimd::avx512bw::name() && cpu_splits_512_bit_operations() &&
         cpu_supports<xsimd::fma3<xsimd::avx2>>())
