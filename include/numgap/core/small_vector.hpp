@@ -156,8 +156,8 @@ private:
         other.clear();
     }
 
+    // At least wanted (reallocate refuses more than max_size()).
     size_type grown_capacity(size_type wanted) const {
-        if (wanted > max_size()) throw std::length_error("numgap::small_vector: more elements than max_size()");
         return std::max(wanted, capacity_ > max_size() / 2 ? max_size() : 2 * capacity_);
     }
 

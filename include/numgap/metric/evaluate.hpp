@@ -27,10 +27,11 @@
 //
 // Complexity: O(n) for the fused pass; row metrics O(n log k). Allocation:
 // per call, not per element: none with built-in sum metrics on one thread
-// (results kept inside the evaluation up to inline_metric_results metrics,
-// and names of at most 15 characters, as every built-in's, kept inside their
-// strings); user reduction states, threads and row-metric blocks of at most
-// 1 MiB (see numgap/kernels/rows/for_each_row.hpp) otherwise.
+// (results kept inside the evaluation up to inline_metric_results metrics;
+// names as short as the built-ins' fit inside a std::string in libstdc++,
+// libc++ and MSVC's library); user reduction states, threads and row-metric
+// blocks of at most 1 MiB (see numgap/kernels/rows/for_each_row.hpp)
+// otherwise.
 // Throws: numgap::error for invalid input; whatever a user metric throws
 // (rethrown on the calling thread); std::bad_alloc. A thread that cannot
 // start is no error (its share runs on the calling thread).

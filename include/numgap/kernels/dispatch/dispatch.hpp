@@ -60,12 +60,23 @@ struct pick_kernels {
     }
 };
 
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define NUMGAP_HAS_CPUID 1
+// The four registers CPUID returns for `leaf` (subleaf 0).
+struct cpuid_registers {
+    unsigned eax, ebx, ecx, edx;
+};
+inline cpuid_registers cpuid(unsigned leaf) noexcept {
+    cpuid_registers r{};
+    __asm__("cpuid" : "=a"(r.eax), "=b"(r.ebx), "=c"(r.ecx), "=d"(r.edx) : "a"(leaf), "c"(0));
+    return r;
+}
+#endif
+
 // CPUID leaf 1, ECX bit 29 (xsimd 8.1 does not report F16C).
 inline bool cpu_has_f16c() noexcept {
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
-    return (ecx >> 29) & 1u;
+#if defined(NUMGAP_HAS_CPUID)
+    return (cpuid(1).ecx >> 29) & 1u;
 #else
     return true;
 #endif
@@ -85,16 +96,16 @@ constexpr unsigned cpu_family(unsigned leaf1_eax) noexcept {
 // but are not told apart here (they keep the AVX-512 transpose). Without
 // GCC/clang-style inline assembly the answer is false.
 inline bool cpu_splits_512_bit_operations() noexcept {
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
-    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(0), "c"(0));
-    const bool amd = ebx == 0x68747541u && edx == 0x69746e65u && ecx == 0x444d4163u; // "AuthenticAMD"
-    __asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(1), "c"(0));
-    return amd && cpu_family(eax) == 25;
+#if defined(NUMGAP_HAS_CPUID)
+    const cpuid_registers vendor = cpuid(0);
+    const bool amd =
+        vendor.ebx == 0x68747541u && vendor.edx == 0x69746e65u && vendor.ecx == 0x444d4163u; // "AuthenticAMD"
+    return amd && cpu_family(cpuid(1).eax) == 25;
 #else
     return false;
 #endif
 }
+#undef NUMGAP_HAS_CPUID // only for the two functions above
 
 template <class Arch>
 bool cpu_supports() noexcept {

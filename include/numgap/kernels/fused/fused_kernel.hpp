@@ -238,8 +238,6 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
             side_sums[k] = ops::splat(0);
         });
     };
-    // Member by member, no pointers to them: an accumulator whose address is
-    // taken lives on the stack, stored at entry and reloaded at every exit.
     [[maybe_unused]] auto flush_moments = [&] {
         each_set([&](auto s) {
             flushed[0] += ops::sum(acc[s].squared_diff);
