@@ -13,14 +13,17 @@
 //                               per kernel arch this CPU can run
 //                               (scalar fallback included);
 //   BM_evaluate_<pair>          the same through the public evaluate() API
-//                               (metric_set, results, no side statistics);
-//   BM_evaluate_default_f32_f32 evaluate() with default options (per-side
-//                               statistics on), what an embedder calls;
+//                               (metric_set, results, no side statistics,
+//                               not even the counts);
+//   BM_evaluate_default_f32_f32 evaluate() with default options (each side's
+//                               NaN / +-Inf counts), what an embedder calls;
+//   BM_evaluate_side_stats_f32_f32  with each side's mean and std too
+//                               (evaluate_options::side_statistics);
 //   BM_evaluate_min_max_f32_f32 the same with per-side min and max too
 //                               (evaluate_options::side_min_max);
 //   BM_prepared_f32_f32,        prepared_metric_set::evaluate_into (values
-//   BM_prepared_default_f32_f32 into caller storage), without and with the
-//                               per-side statistics;
+//   BM_prepared_default_f32_f32 into caller storage), without any side
+//                               statistic and with the default options;
 //   BM_eigen_f32_f32            the best-library baseline: Eigen, as its users
 //                               write these metrics (baselines/eigen_metrics.hpp;
 //                               absent when CMake finds no Eigen3);
@@ -283,6 +286,10 @@ void fused(benchmark::State& state, pair_kind kind, numgap::kernels::kernel_tabl
     set_counters(state, kind, n);
 }
 
+// No per-side statistics at all, not even the NaN / +-Inf counts of the
+// default options: the metrics alone.
+constexpr numgap::evaluate_options metrics_alone{.threads = 1, .side_statistics = false, .side_counts = false};
+
 numgap::metric_set benchmarked_metrics() {
     numgap::metric_set set;
     set.add(numgap::cosine{}).add(numgap::atol{}).add(numgap::mse{}).add(numgap::max_abs{});
@@ -444,7 +451,7 @@ void evaluate_segments_api(benchmark::State& state, std::int64_t shards) {
     const numgap::segmented_view reference{std::span(&whole, 1), 0}, target{segments, 1};
     const numgap::metric_set set = benchmarked_metrics();
     for (auto _ : state) {
-        auto result = numgap::evaluate_segments(reference, target, set, {1, false});
+        auto result = numgap::evaluate_segments(reference, target, set, metrics_alone);
         benchmark::DoNotOptimize(result.metrics.data());
     }
     set_counters(state, pair_kind::f32, n);
@@ -472,7 +479,7 @@ int register_all() {
                 add_sizes(benchmark::RegisterBenchmark(("BM_fused_" + pair + "_" + table.arch_name).c_str(),
                                                        [kind, table](benchmark::State& s) { fused(s, kind, table); }));
         add_sizes(benchmark::RegisterBenchmark(("BM_evaluate_" + pair).c_str(),
-                                               [kind](benchmark::State& s) { evaluate_api(s, kind, {1, false}); }));
+                                               [kind](benchmark::State& s) { evaluate_api(s, kind, metrics_alone); }));
         add_sizes(benchmark::RegisterBenchmark(("BM_bandwidth_" + pair).c_str(),
                                                [kind](benchmark::State& s) { bandwidth(s, kind); }));
     }
@@ -496,11 +503,14 @@ int register_all() {
     add_sizes(benchmark::RegisterBenchmark("BM_xtensor_f32_f32", xtensor_expressions));
     add_sizes(benchmark::RegisterBenchmark("BM_evaluate_default_f32_f32",
                                            [](benchmark::State& s) { evaluate_api(s, pair_kind::f32, {}); }));
+    add_sizes(benchmark::RegisterBenchmark("BM_evaluate_side_stats_f32_f32", [](benchmark::State& s) {
+        evaluate_api(s, pair_kind::f32, {.threads = 1, .side_statistics = true});
+    }));
     add_sizes(benchmark::RegisterBenchmark("BM_evaluate_min_max_f32_f32", [](benchmark::State& s) {
         evaluate_api(s, pair_kind::f32, {.threads = 1, .side_statistics = true, .side_min_max = true});
     }));
     add_sizes(benchmark::RegisterBenchmark("BM_prepared_f32_f32",
-                                           [](benchmark::State& s) { prepared(s, pair_kind::f32, {1, false}); }));
+                                           [](benchmark::State& s) { prepared(s, pair_kind::f32, metrics_alone); }));
     add_sizes(benchmark::RegisterBenchmark("BM_prepared_default_f32_f32",
                                            [](benchmark::State& s) { prepared(s, pair_kind::f32, {}); }));
 #if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN

@@ -71,7 +71,7 @@ TEST_CASE("defaults() is cosine, atol, mse; passed() and find() report them") {
 TEST_CASE("side statistics count NaN and Inf per side; the NaN fails every metric") {
     const std::vector<float> r = {1, nan_f, 3, inf_f, -inf_f, -inf_f}, t = {1, 2, 3, 4, 5, 6};
     const numgap::tensor_view rv{std::span<const float>(r)}, tv{std::span<const float>(t)};
-    const auto e = numgap::evaluate(rv, tv, all_builtins());
+    const auto e = numgap::evaluate(rv, tv, all_builtins(), {1, true});
     CHECK(e.reference.nan_count == 1);
     CHECK(e.reference.positive_inf_count == 1);
     CHECK(e.reference.negative_inf_count == 2);
@@ -84,9 +84,92 @@ TEST_CASE("side statistics count NaN and Inf per side; the NaN fails every metri
         CHECK(std::isnan(result.value));
         CHECK_FALSE(result.passed);
     }
-    const auto without = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, false});
-    CHECK(without.reference.count == 6);
-    CHECK(std::isnan(without.reference.mean));
+    const auto nothing = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, false, false, false});
+    CHECK(nothing.reference.count == 6);
+    CHECK(nothing.reference.nan_count == 0);
+    CHECK(nothing.reference.negative_inf_count == 0);
+    CHECK(std::isnan(nothing.reference.mean));
+}
+
+TEST_CASE("default options count each side's NaN and +-Inf and nothing more; mean, std, min and max are opt-in") {
+    // Non-finite values in the second of three chunks of the reference and in
+    // the tail of the target, on every path evaluate() takes: a plain pair,
+    // a strided (planned) one, threads, and evaluate_segments' pieces.
+    std::vector<float> r(5000), t(5000);
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        r[i] = float(i % 13) - 6.0f;
+        t[i] = r[i] * 1.001f;
+    }
+    r[2500] = nan_f;
+    r[2501] = nan_f;
+    r[3000] = -inf_f;
+    t[4999] = inf_f;
+    const numgap::tensor_view rv{std::span<const float>(r)}, tv{std::span<const float>(t)};
+    auto check_counts = [](const numgap::evaluation& e) {
+        CHECK(e.reference.count == 5000);
+        CHECK(e.reference.nan_count == 2);
+        CHECK(e.reference.positive_inf_count == 0);
+        CHECK(e.reference.negative_inf_count == 1);
+        CHECK(e.target.nan_count == 0);
+        CHECK(e.target.positive_inf_count == 1);
+        CHECK(e.target.finite_count() == 4999);
+    };
+    const auto e = numgap::evaluate(rv, tv, numgap::metric_set::defaults());
+    check_counts(e);
+    CHECK(std::isnan(e.reference.mean));
+    CHECK(std::isnan(e.target.std));
+    CHECK(std::isnan(e.target.min));
+    // Three threads over 300000 elements: the counts of every range merge.
+    std::vector<float> big_r(300000, 1.0f), big_t(300000, 2.0f);
+    big_r[10] = nan_f;
+    big_r[150000] = nan_f;
+    big_r[250000] = inf_f;
+    big_t[299999] = -inf_f;
+    const auto threaded = numgap::evaluate(numgap::tensor_view{std::span<const float>(big_r)},
+                                           numgap::tensor_view{std::span<const float>(big_t)},
+                                           numgap::metric_set::defaults(), {3, false});
+    CHECK(threaded.reference.nan_count == 2);
+    CHECK(threaded.reference.positive_inf_count == 1);
+    CHECK(threaded.target.negative_inf_count == 1);
+    CHECK(threaded.target.nan_count == 0);
+    // Strided: every second element of 10000, so the pass goes through a plan.
+    std::vector<float> r2(10000, 0.0f), t2(10000, 0.0f);
+    for (std::size_t i = 0; i < r.size(); ++i) {
+        r2[2 * i] = r[i];
+        t2[2 * i] = t[i];
+    }
+    const std::int64_t shape[] = {5000}, strides[] = {2};
+    const numgap::tensor_view rs(r2.data(), std::span<const std::int64_t>(shape),
+                                 std::span<const std::int64_t>(strides));
+    const numgap::tensor_view ts(t2.data(), std::span<const std::int64_t>(shape),
+                                 std::span<const std::int64_t>(strides));
+    check_counts(numgap::evaluate(rs, ts, numgap::metric_set::defaults()));
+    numgap::prepared_metric_set prepared(numgap::metric_set::defaults());
+    double values[3];
+    numgap::side_stats reference_stats, target_stats;
+    prepared.evaluate_into(rv, tv, values, &reference_stats, &target_stats);
+    CHECK(reference_stats.nan_count == 2);
+    CHECK(target_stats.positive_inf_count == 1);
+    CHECK(std::isnan(reference_stats.mean));
+    // Opting in adds the mean and std (and min and max), the counts unchanged.
+    const auto with = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, true});
+    check_counts(with);
+    CHECK(std::isfinite(with.reference.mean));
+    CHECK(std::isfinite(with.target.std));
+    CHECK(std::isnan(with.target.min));
+    const auto all = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, false, true});
+    check_counts(all);
+    CHECK(all.target.min == double(-6.0f * 1.001f));
+    CHECK(all.reference.max == 6.0);
+    CHECK(all.reference.mean == with.reference.mean);
+    // The metrics do not depend on what is gathered per side.
+    for (std::size_t i = 0; i < e.metrics.size(); ++i) {
+        CAPTURE(e.metrics[i].name);
+        CHECK(close_value(e.metrics[i].value, with.metrics[i].value));
+        CHECK(same_value(
+            e.metrics[i].value,
+            numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, false, false, false}).metrics[i].value));
+    }
 }
 
 TEST_CASE("all non-finite side: statistics are NaN, counts are exact") {
@@ -285,8 +368,8 @@ TEST_CASE("strided (non-contiguous) views, including a reversed axis, are gather
     const numgap::tensor_view r(wide.data(), std::span<const std::int64_t>(shape), std::span<const std::int64_t>(wide_strides));
     const numgap::tensor_view t(reversed.data() + (columns - 1), std::span<const std::int64_t>(shape),
                                 std::span<const std::int64_t>(reversed_strides));
-    check_against_oracle(numgap::evaluate(r, t, all_builtins()), pair.reference, pair.target, std::size_t(columns),
-                         false);
+    check_against_oracle(numgap::evaluate(r, t, all_builtins(), {1, true}), pair.reference, pair.target,
+                         std::size_t(columns), false);
 }
 
 TEST_CASE("float64 pairs are compared in float64: a 1e-12 difference is not rounded away") {
@@ -296,7 +379,7 @@ TEST_CASE("float64 pairs are compared in float64: a 1e-12 difference is not roun
         t[i] = r[i] + 1e-12;
     }
     const auto e = numgap::evaluate(numgap::tensor_view(std::span<const double>(r)),
-                                    numgap::tensor_view(std::span<const double>(t)), all_builtins());
+                                    numgap::tensor_view(std::span<const double>(t)), all_builtins(), {1, true});
     const auto oracle = numgap::kernels::scalar_reference<double>(r, t);
     CHECK(e.find("atol")->value == doctest::Approx(double(oracle.atol())).epsilon(1e-3));
     CHECK(e.find("atol")->value > 0);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -282,6 +283,32 @@ struct first_target_value { // tier 1: sees the whole tensor at once
     }
 };
 } // namespace
+
+TEST_CASE("evaluate_segments: default options count each side's NaN and +-Inf over every piece, walked together") {
+    const std::vector<std::int64_t> shape{64, 1024};
+    auto pair = make_pair(64 * 1024, 9);
+    pair.target[5] = std::numeric_limits<float>::quiet_NaN();
+    pair.target[40000] = std::numeric_limits<float>::quiet_NaN();
+    pair.target[65535] = std::numeric_limits<float>::infinity();
+    pair.reference[1024 + 700] = -std::numeric_limits<float>::infinity();
+    const numgap::tensor_view r(pair.reference.data(), shape), t(pair.target.data(), shape);
+    const numgap::tensor_segment whole_reference{r, 0};
+    const std::vector<std::int64_t> lengths{256, 512, 256};
+    const auto pieces = split(pair.target, shape, 1, lengths);
+    const auto segments = segments_of(pieces, shape, 1, lengths);
+    for (const std::size_t threads : {std::size_t(1), std::size_t(2)}) {
+        CAPTURE(threads);
+        const numgap::evaluate_options options{threads};
+        const auto split_result =
+            numgap::evaluate_segments({std::span(&whole_reference, 1), 0}, {segments, 1}, sum_builtins(), options);
+        CHECK(split_result.target.nan_count == 2);
+        CHECK(split_result.target.positive_inf_count == 1);
+        CHECK(split_result.reference.negative_inf_count == 1);
+        CHECK(split_result.reference.nan_count == 0);
+        CHECK(std::isnan(split_result.target.mean));
+        check_same_metrics(split_result, numgap::evaluate(r, t, sum_builtins(), options));
+    }
+}
 
 TEST_CASE("evaluate_segments: user reductions merge over pieces; whole-tensor metrics need one piece") {
     const std::vector<std::int64_t> matrix{10, 30};

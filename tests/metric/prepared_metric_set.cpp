@@ -5,6 +5,7 @@
 // values span of the wrong size is a usage error.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <random>
 #include <span>
@@ -108,7 +109,7 @@ TEST_CASE("prepared_metric_set on three threads equals evaluate() on three threa
 TEST_CASE("prepared_metric_set: side statistics only where the caller points, values reused across calls") {
     const std::vector<float> a{1, 2, 3, 4}, b{1, 2, 3, 5};
     const numgap::tensor_view r{std::span<const float>(a)}, t{std::span<const float>(b)};
-    const numgap::prepared_metric_set prepared(numgap::metric_set::defaults());
+    const numgap::prepared_metric_set prepared(numgap::metric_set::defaults(), {1, true});
     double values[3];
     numgap::side_stats target_stats;
     prepared.evaluate_into(r, t, values, nullptr, &target_stats);
@@ -116,6 +117,12 @@ TEST_CASE("prepared_metric_set: side statistics only where the caller points, va
     CHECK(values[2] == doctest::Approx(0.25)); // mse
     CHECK(target_stats.mean == 2.75);
     CHECK(std::isnan(target_stats.max)); // min and max only with side_min_max
+    // Default options: the counts, not the mean.
+    const numgap::prepared_metric_set counting(numgap::metric_set::defaults());
+    const std::vector<float> with_nan{1, std::numeric_limits<float>::quiet_NaN(), 3, 4};
+    counting.evaluate_into(r, numgap::tensor_view{std::span<const float>(with_nan)}, values, nullptr, &target_stats);
+    CHECK(target_stats.nan_count == 1);
+    CHECK(std::isnan(target_stats.mean));
     CHECK_FALSE(prepared.passed(1, values[1]));
     prepared.evaluate_into(r, r, values);
     CHECK(values[1] == 0.0);

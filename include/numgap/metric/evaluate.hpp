@@ -23,7 +23,9 @@
 //
 // Compile-time form: evaluate(reference, target, m1, m2, ...) takes metric
 // objects directly and returns std::array<metric_result, N>; it runs the same
-// single-threaded engine without side statistics.
+// single-threaded engine without side statistics (no counts either).
+// The default evaluate_options gather each side's NaN / +-Inf counts only
+// (evaluate_options.hpp says what the other side statistics cost).
 //
 // Complexity: O(n) for the fused pass; row metrics O(n log k). Allocation:
 // per call, not per element: none with built-in sum metrics on one thread
@@ -144,6 +146,7 @@ inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels
 inline kernels::kernel_options pass_kernel_options(const pass_layout& layout,
                                                    const evaluate_options& options) noexcept {
     kernels::kernel_options kernel_options = layout.kernel_options;
+    if (options.side_counts) kernel_options.features |= kernels::kernel_feature::side_counts;
     if (options.side_statistics) kernel_options.features |= kernels::kernel_feature::side_statistics;
     if (options.side_min_max) kernel_options.features |= kernels::kernel_feature::side_min_max;
     return kernel_options;
@@ -208,9 +211,9 @@ void evaluate_pass(const tensor_view& reference, const tensor_view& target, cons
     if (options.any_side_statistics()) {
         const std::int64_t elements = reference.size();
         if (reference_stats != nullptr)
-            *reference_stats = make_side_stats(pass.moments.reference, elements, options.side_min_max);
+            *reference_stats = make_side_stats(pass.moments.reference, elements, options.side_detail_asked());
         if (target_stats != nullptr)
-            *target_stats = make_side_stats(pass.moments.target, elements, options.side_min_max);
+            *target_stats = make_side_stats(pass.moments.target, elements, options.side_detail_asked());
     }
 }
 
@@ -247,7 +250,7 @@ std::array<metric_result, sizeof...(M)> evaluate(const tensor_view& reference, c
     static_assert((require_metric<M>() && ...));
     metric_set set;
     (set.add(metrics), ...);
-    evaluation result = evaluate(reference, target, set, evaluate_options{1, false});
+    evaluation result = evaluate(reference, target, set, evaluate_options{1, false, false, false});
     std::array<metric_result, sizeof...(M)> out;
     std::move(result.metrics.begin(), result.metrics.end(), out.begin());
     return out;

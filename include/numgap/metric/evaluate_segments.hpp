@@ -308,8 +308,8 @@ inline evaluation evaluate_segments(const segmented_view& reference, const segme
         out.passed = metric_passes(out.rule, out.value);
     }
     if (options.any_side_statistics()) {
-        result.reference = make_side_stats(pass.moments.reference, result.count, options.side_min_max);
-        result.target = make_side_stats(pass.moments.target, result.count, options.side_min_max);
+        result.reference = make_side_stats(pass.moments.reference, result.count, options.side_detail_asked());
+        result.target = make_side_stats(pass.moments.target, result.count, options.side_detail_asked());
     }
     return result;
 }

@@ -41,9 +41,9 @@ public:
     const metric_set& metrics() const noexcept { return metrics_; }
     const evaluate_options& options() const noexcept { return options_; }
 
-    // values[i] receives the set's i-th metric. Side statistics are computed
-    // when options().side_statistics or side_min_max is true and stored where
-    // the pointers are non-null.
+    // values[i] receives the set's i-th metric. Side statistics (what
+    // options().side_detail_asked() names; none when any_side_statistics()
+    // is false) are stored where the pointers are non-null.
     void evaluate_into(const tensor_view& reference, const tensor_view& target, std::span<double> values,
                        side_stats* reference_stats = nullptr, side_stats* target_stats = nullptr) const {
         if (values.size() != metrics_.size())

@@ -4,7 +4,9 @@
 // min, max, mean and std are over the finite values only (std is the
 // population standard deviation, ddof = 0, from a chunked Chan et al. merge,
 // accurate even when |mean| >> std); all four are NaN when no value is finite,
-// min and max also when they were not asked for (evaluate_options::side_min_max).
+// min and max also when they were not asked for (evaluate_options::side_min_max),
+// mean and std when only the counts were (side_detail::counts, the default of
+// evaluate_options).
 // Accuracy for float32 inputs (float32 sums within 2048-element chunks, then
 // float64): min and max exact; mean within ~1e-7 * std of the exact mean; std
 // within ~1e-7 relative.
@@ -37,15 +39,19 @@ struct side_stats {
     }
 };
 
+// What a pass gathered per side: the non-finite counts only, with the mean
+// and std of the finite values, or with their min and max too.
+enum class side_detail { counts, moments, min_max };
+
 inline side_stats make_side_stats(const kernels::side_moments& moments, std::int64_t count,
-                                  bool with_min_max = true) noexcept {
+                                  side_detail detail = side_detail::min_max) noexcept {
     side_stats stats;
     stats.count = count;
     stats.nan_count = moments.nan_count;
     stats.positive_inf_count = moments.positive_inf_count;
     stats.negative_inf_count = moments.negative_inf_count;
-    if (moments.finite_count > 0) {
-        if (with_min_max) {
+    if (detail != side_detail::counts && moments.finite_count > 0) {
+        if (detail == side_detail::min_max) {
             stats.min = moments.min;
             stats.max = moments.max;
         }

@@ -33,7 +33,11 @@
 // run on fewer accumulator sets so nothing spills: two with 32 registers, one
 // with 16; the moments' float partials differ from the run without side
 // statistics by rounding only. The scalar path runs side_chunk after the
-// moments loop; see side_chunk.hpp.
+// moments loop; see side_chunk.hpp. kernel_feature::side_counts alone (the
+// NaN / +-Inf counts) adds nothing to the loop: the moments' own sums of
+// squares tell which side of a chunk may hold a non-finite value, and only
+// that side of that chunk is read again (count_non_finite), so the moments
+// are bit for bit those of the run without it.
 //
 // Complexity: O(n) time, O(1) space, no allocation; noexcept.
 // The chunks of a call start at its first element, so a pair split into
@@ -99,6 +103,12 @@ void for_each_index(Visit&& visit) {
     visit_indices(visit, std::make_integer_sequence<int, N>{});
 }
 
+// Whether each side's sum of squares over a chunk was finite: a side whose sum
+// is finite holds no NaN or infinity there (side_counts looks no further).
+struct chunk_finiteness {
+    bool reference, target;
+};
+
 // One pair of sources and its length; a chunk may be several (accumulate_runs).
 template <class ReferenceSource, class TargetSource>
 struct run_segment {
@@ -114,8 +124,8 @@ struct run_segment {
 // the prefetch also reaches farther, into the outer caches (below).
 template <class Arch, class T, bool Sides, bool MinMax, bool ManyStreams = false, class ReferenceSource,
           class TargetSource>
-void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, std::size_t count,
-                   pair_moments& moments) noexcept {
+chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, std::size_t count,
+                               pair_moments& moments) noexcept {
     static_assert(Sides || !MinMax, "min and max are a part of the side statistics");
     NUMGAP_ASSERT(count == 1 || !Sides);
     using ops = lanes<Arch, T>;
@@ -344,6 +354,8 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     const double squared_reference = flushed[2] + ops::sum(acc[0].squared_reference) + tails[2];
     const double squared_target = flushed[3] + ops::sum(acc[0].squared_target) + tails[3];
     const double diff_times_sum = flushed[4] + ops::sum(acc[0].diff_times_sum) + tails[4];
+    const chunk_finiteness finite{squared_reference <= largest_finite<double>,
+                                  squared_target <= largest_finite<double>};
     if constexpr (std::is_same_v<T, float>) {
         // float partials overflow near 1.8e19 per element; redo such chunks wide.
         constexpr double float_max = double(largest_finite<float>);
@@ -357,7 +369,7 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
                 side_chunk<Arch, T>(segments[0].reference, segments[0].n, MinMax, moments.reference);
                 side_chunk<Arch, T>(segments[0].target, segments[0].n, MinMax, moments.target);
             }
-            return;
+            return finite;
         }
     }
     if constexpr (Sides) {
@@ -380,6 +392,7 @@ void moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, s
     moments.sum_diff_times_sum += diff_times_sum;
     const double chunk_max = larger(double(ops::maximum(max_abs_diff[0])), tails_max);
     moments.max_abs_diff = larger(moments.max_abs_diff, chunk_max);
+    return finite;
 }
 
 // max |r|, max |r-t| / max(|r|, tiny) and numpy's allclose mismatch count.
@@ -437,13 +450,15 @@ void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource&
                   "Both sides of the fused kernel are read as the same type.");
     static_assert(std::is_same_v<T, float> || std::is_same_v<T, double>,
                   "The fused kernel accumulates float32 or float64 values only.");
+    const bool min_max = (options.features & kernel_feature::side_min_max) != 0;
+    const bool statistics = min_max || (options.features & kernel_feature::side_statistics) != 0;
+    const bool counts_only = !statistics && (options.features & kernel_feature::side_counts) != 0;
     for (std::size_t start = 0; start < n; start += flush_interval) {
         const std::size_t length = detail::smaller(flush_interval, n - start);
         const auto r = reference.advanced(start);
         const auto t = target.advanced(start);
         const detail::run_segment<decltype(r), decltype(t)> chunk{r, t, length};
-        const bool min_max = (options.features & kernel_feature::side_min_max) != 0;
-        if (min_max || (options.features & kernel_feature::side_statistics)) {
+        if (statistics) {
             if constexpr (detail::fuses_side_statistics<Arch, T>) {
                 if (min_max) detail::moments_chunk<Arch, T, true, true>(&chunk, 1, moments);
                 else detail::moments_chunk<Arch, T, true, false>(&chunk, 1, moments);
@@ -453,7 +468,11 @@ void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource&
                 detail::side_chunk<Arch, T>(t, length, min_max, moments.target);
             }
         } else {
-            detail::moments_chunk<Arch, T, false, false>(&chunk, 1, moments);
+            const detail::chunk_finiteness finite = detail::moments_chunk<Arch, T, false, false>(&chunk, 1, moments);
+            if (counts_only) {
+                if (!finite.reference) detail::count_non_finite<Arch, T>(r, length, moments.reference);
+                if (!finite.target) detail::count_non_finite<Arch, T>(t, length, moments.target);
+            }
         }
         if (options.features & kernel_feature::closeness)
             detail::closeness_chunk<Arch, T>(r, t, length, options, moments);
@@ -476,21 +495,31 @@ void accumulate_pair_block(Arch arch, const T* reference, const T* target, std::
 // and reduction of its own (~45-70 ns a call in cache, more out of it). The
 // sums are the fused kernel's, chunked differently (same bounds). Side
 // statistics and the closeness tier re-read a chunk on their careful paths,
-// so with either each run is accumulate_pair's on its own.
+// so with either each run is accumulate_pair's on its own; side_counts alone
+// re-reads only the segments of a chunk whose side was not finite.
 template <class Arch>
 void accumulate_runs(Arch arch, const float* const* references, const float* const* targets, const std::size_t* lengths,
                      std::size_t count, const kernel_options& options, pair_moments& moments) noexcept {
-    if (options.features != kernel_feature::moments) {
+    if (options.features != kernel_feature::moments && options.features != kernel_feature::side_counts) {
         for (std::size_t k = 0; k < count; ++k)
             accumulate_pair_block(arch, references[k], targets[k], lengths[k], options, moments);
         return;
     }
+    const bool counts = options.features == kernel_feature::side_counts;
     using source = detail::pointer_source<Arch, float>;
     constexpr std::size_t most_segments = 64;
     detail::run_segment<source, source> chunk[most_segments];
     std::size_t segments = 0, filled = 0;
     const auto finish_chunk = [&] {
-        if (segments != 0) detail::moments_chunk<Arch, float, false, false, true>(chunk, segments, moments);
+        if (segments != 0) {
+            const detail::chunk_finiteness finite =
+                detail::moments_chunk<Arch, float, false, false, true>(chunk, segments, moments);
+            for (std::size_t s = 0; counts && s < segments; ++s) {
+                if (!finite.reference)
+                    detail::count_non_finite<Arch, float>(chunk[s].reference, chunk[s].n, moments.reference);
+                if (!finite.target) detail::count_non_finite<Arch, float>(chunk[s].target, chunk[s].n, moments.target);
+            }
+        }
         segments = 0;
         filled = 0;
     };

@@ -137,6 +137,41 @@ void side_chunk(const Source& values, std::size_t n, bool min_max, side_moments&
     }
 }
 
+// The NaN, +Inf and -Inf counts of one chunk and nothing else: the side_counts
+// tier, for a chunk whose sum of squares was not finite (only such a chunk
+// can hold a non-finite value; a finite one too large to square lands here as
+// well and counts nothing). Counts per lane stay below 2^24 (a chunk has at
+// most flush_interval elements), so float lanes hold them exactly.
+template <class Arch, class T, class Source>
+void count_non_finite(const Source& values, std::size_t n, side_moments& side) noexcept {
+    using ops = lanes<Arch, T>;
+    using batch = typename ops::batch;
+    constexpr std::size_t width = ops::width;
+    constexpr T infinity = std::numeric_limits<T>::infinity();
+    const batch zero = ops::splat(0), one = ops::splat(1);
+    batch nan_count = zero, positive_inf_count = zero, negative_inf_count = zero;
+    std::size_t i = 0;
+    for (; i + width <= n; i += width) {
+        const batch x = values.load(i);
+        nan_count = nan_count + ops::select(ops::is_nan(x), one, zero);
+        positive_inf_count = positive_inf_count + ops::select(x == ops::splat(infinity), one, zero);
+        negative_inf_count = negative_inf_count + ops::select(x == ops::splat(-infinity), one, zero);
+    }
+    auto chunk_nan = std::int64_t(ops::sum(nan_count));
+    auto chunk_positive_inf = std::int64_t(ops::sum(positive_inf_count));
+    auto chunk_negative_inf = std::int64_t(ops::sum(negative_inf_count));
+    if constexpr (width > 1) // as in side_chunk: the scalar path has no tail
+        for (; i < n; ++i) {
+            const T x = values.at(i);
+            chunk_nan += is_nan(x) ? 1 : 0;
+            chunk_positive_inf += x == infinity ? 1 : 0;
+            chunk_negative_inf += x == -infinity ? 1 : 0;
+        }
+    side.nan_count += chunk_nan;
+    side.positive_inf_count += chunk_positive_inf;
+    side.negative_inf_count += chunk_negative_inf;
+}
+
 // Whether the moments loop gathers the side sums: every vector ISA (two more
 // live vectors, six with min and max; 16-register ISAs make room by running
 // one accumulator set).
