@@ -151,6 +151,20 @@ TEST_CASE("default options count each side's NaN and +-Inf and nothing more; mea
     CHECK(reference_stats.nan_count == 2);
     CHECK(target_stats.positive_inf_count == 1);
     CHECK(std::isnan(reference_stats.mean));
+    // Widened in registers (float16 target) and beside the closeness tier
+    // (allclose in the set): the same counts.
+    std::vector<numgap::float16> half(t.size());
+    for (std::size_t i = 0; i < t.size(); ++i) half[i] = numgap::to_float16(t[i]);
+    const numgap::tensor_view hv(half.data(), numgap::dtype::float16, {5000});
+    numgap::metric_set with_allclose = numgap::metric_set::defaults();
+    with_allclose.add_builtin("allclose");
+    for (const auto& widened : {numgap::evaluate(rv, hv, numgap::metric_set::defaults()),
+                                numgap::evaluate(rv, hv, with_allclose), numgap::evaluate(rv, tv, with_allclose)}) {
+        CHECK(widened.reference.nan_count == 2);
+        CHECK(widened.reference.negative_inf_count == 1);
+        CHECK(widened.target.positive_inf_count == 1);
+        CHECK(widened.target.nan_count == 0);
+    }
     // Opting in adds the mean and std (and min and max), the counts unchanged.
     const auto with = numgap::evaluate(rv, tv, numgap::metric_set::defaults(), {1, true});
     check_counts(with);

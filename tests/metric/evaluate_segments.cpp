@@ -285,10 +285,11 @@ struct first_target_value { // tier 1: sees the whole tensor at once
 } // namespace
 
 TEST_CASE("evaluate_segments: default options count each side's NaN and +-Inf over every piece, walked together") {
-    const std::vector<std::int64_t> shape{64, 1024};
-    auto pair = make_pair(64 * 1024, 9);
+    // 2^18 elements: two threads get a range each, and their counts merge.
+    const std::vector<std::int64_t> shape{256, 1024};
+    auto pair = make_pair(256 * 1024, 9);
     pair.target[5] = std::numeric_limits<float>::quiet_NaN();
-    pair.target[40000] = std::numeric_limits<float>::quiet_NaN();
+    pair.target[200000] = std::numeric_limits<float>::quiet_NaN();
     pair.target[65535] = std::numeric_limits<float>::infinity();
     pair.reference[1024 + 700] = -std::numeric_limits<float>::infinity();
     const numgap::tensor_view r(pair.reference.data(), shape), t(pair.target.data(), shape);

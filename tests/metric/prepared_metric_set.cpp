@@ -70,12 +70,16 @@ void check_prepared_equals_evaluate(const numgap::metric_set& set, const numgap:
         CHECK(same_bits(values[i], expected.metrics[i].value));
         CHECK(prepared.passed(i, values[i]) == expected.metrics[i].passed);
     }
-    if (options.side_statistics) {
+    if (options.any_side_statistics()) {
         check_same_stats(reference_stats, expected.reference);
         check_same_stats(target_stats, expected.target);
         CHECK(reference_stats.positive_inf_count == 1);
         CHECK(target_stats.nan_count == 1);
         CHECK(std::isnan(reference_stats.min) != options.side_min_max);
+        CHECK(std::isnan(reference_stats.mean) != (options.side_statistics || options.side_min_max));
+    } else {
+        CHECK(expected.target.nan_count == 0); // nothing gathered per side
+        CHECK(std::isnan(expected.target.mean));
     }
 }
 
@@ -93,9 +97,11 @@ numgap::metric_set every_kind_of_metric() {
 
 TEST_CASE("prepared_metric_set writes evaluate()'s values bit for bit, with and without side statistics") {
     using options_type = numgap::evaluate_options;
-    for (const options_type options : {options_type{1, true}, options_type{1, false}, options_type{1, true, true}}) {
+    for (const options_type options : {options_type{1, true}, options_type{1, false}, options_type{1, true, true},
+                                       options_type{1, false, false, false}}) {
         CAPTURE(options.side_statistics);
         CAPTURE(options.side_min_max);
+        CAPTURE(options.side_counts);
         check_prepared_equals_evaluate(numgap::metric_set::defaults(), options, 5000);
         check_prepared_equals_evaluate(every_kind_of_metric(), options, 5000);
     }

@@ -48,7 +48,7 @@ struct compare_options {
     std::size_t threads = 0;
     std::function<void(std::size_t done, std::size_t total)> progress;
     std::atomic<std::uint64_t>* bytes_compared = nullptr;
-    evaluate_options evaluate{1, false, false, false};
+    evaluate_options evaluate{.threads = 1, .side_statistics = false, .side_counts = false};
     repair_mode repair = repair_mode::on;
     std::function<bool(std::size_t group)> compare_only;
 };

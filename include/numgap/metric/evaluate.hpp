@@ -250,7 +250,8 @@ std::array<metric_result, sizeof...(M)> evaluate(const tensor_view& reference, c
     static_assert((require_metric<M>() && ...));
     metric_set set;
     (set.add(metrics), ...);
-    evaluation result = evaluate(reference, target, set, evaluate_options{1, false, false, false});
+    evaluation result = evaluate(reference, target, set,
+                                 evaluate_options{.threads = 1, .side_statistics = false, .side_counts = false});
     std::array<metric_result, sizeof...(M)> out;
     std::move(result.metrics.begin(), result.metrics.end(), out.begin());
     return out;

@@ -15,8 +15,9 @@
 // side_statistics: also the mean and std of each side's finite values, in
 // the same pass, inside the moments loop on every vector ISA: two vector
 // additions per step on top of nine. Off by default (on until 2026-12):
-// they cost 1.16-1.40x the metrics alone at 2^10-2^20 on AMD Zen 4 and
-// Zen 5, where the loop is bound by its vector operations.
+// they cost 1.08-1.38x the metrics alone at 2^10-2^20 on AMD Zen 4 and
+// Zen 5 (1.37-1.38x at 2^16), where the loop is bound by its vector
+// operations.
 // side_min_max: also each side's min and max (implies side_statistics). Off
 // by default: four more vector operations per step, which is what made the
 // side statistics cost 1.4-1.6x the metrics alone in cache (AVX-512).
@@ -36,11 +37,11 @@ struct evaluate_options {
     bool side_min_max = false;
     bool side_counts = true;
 
-    // Whether the pass gathers anything per side.
+    // Whether the pass gathers anything per side (the counts alone included).
     constexpr bool any_side_statistics() const noexcept { return side_counts || side_statistics || side_min_max; }
     // What it gathers.
     constexpr side_detail side_detail_asked() const noexcept {
-        return side_min_max ? side_detail::min_max : side_statistics ? side_detail::moments : side_detail::counts;
+        return side_min_max ? side_detail::min_max : side_statistics ? side_detail::mean_std : side_detail::counts;
     }
 };
 

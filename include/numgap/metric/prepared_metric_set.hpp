@@ -8,7 +8,7 @@
 // type-erased call (kernels chosen once, at construction).
 // passed(i, value) gives the verdict metric_result::passed would hold.
 //
-//   numgap::prepared_metric_set prepared(numgap::metric_set::defaults(), {1, false});
+//   numgap::prepared_metric_set prepared(numgap::metric_set::defaults(), {.threads = 1, .side_counts = false});
 //   std::array<double, 3> values;                   // cosine, atol, mse
 //   for (auto& [reference, target] : pairs) prepared.evaluate_into(reference, target, values);
 //

@@ -41,10 +41,10 @@ struct side_stats {
 
 // What a pass gathered per side: the non-finite counts only, with the mean
 // and std of the finite values, or with their min and max too.
-enum class side_detail { counts, moments, min_max };
+enum class side_detail { counts, mean_std, min_max };
 
 inline side_stats make_side_stats(const kernels::side_moments& moments, std::int64_t count,
-                                  side_detail detail = side_detail::min_max) noexcept {
+                                  side_detail detail) noexcept {
     side_stats stats;
     stats.count = count;
     stats.nan_count = moments.nan_count;

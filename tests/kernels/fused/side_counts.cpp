@@ -1,8 +1,9 @@
 // Pins the side_counts tier (kernel_options.hpp, fused_kernel.hpp): alone it
 // fills each side's NaN / +Inf / -Inf counts exactly, leaves every other side
-// statistic untouched and the moments bit for bit those of a run without it,
+// statistic untouched and the moments equal to those of a run without it,
 // whatever the lengths and wherever the non-finite values sit, on every kernel
 // this CPU can run, for float32 and float64 blocks and for accumulate_runs.
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <random>
 #include <span>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -58,7 +60,7 @@ void check_side(const numgap::kernels::side_moments& side, std::span<const T> va
 // A random pair with `how_many` non-finite values (NaN, +Inf, -Inf in turn)
 // scattered over each side, clusters within one chunk included.
 template <class T>
-void make_pair(std::size_t n, std::size_t how_many, unsigned seed, std::vector<T>& r, std::vector<T>& t) {
+void make_scattered_pair(std::size_t n, std::size_t how_many, unsigned seed, std::vector<T>& r, std::vector<T>& t) {
     std::mt19937 random(seed);
     std::normal_distribution<T> normal(T(0.5), T(2));
     r.resize(n);
@@ -96,7 +98,7 @@ void check_every_length(const numgap::kernels::kernel_table& table) {
             CAPTURE(n);
             CAPTURE(how_many);
             std::vector<T> r, t;
-            make_pair<T>(n, how_many, unsigned(n * 31 + how_many), r, t);
+            make_scattered_pair<T>(n, how_many, unsigned(n * 31 + how_many), r, t);
             const auto counted = run_block(table, r, t, side_counts);
             numgap_test::check_same_sums(counted, run_block(table, r, t, 0));
             check_side<T>(counted.reference, r);
@@ -146,7 +148,7 @@ TEST_CASE("side_counts through accumulate_runs: the counts of every run, the mom
     for (const auto& table : numgap::kernels::available_kernels()) {
         CAPTURE(std::string_view(table.arch_name));
         std::vector<float> r, t;
-        make_pair<float>(9000, 11, 7, r, t);
+        make_scattered_pair<float>(9000, 11, 7, r, t);
         std::vector<const float*> references, targets;
         std::vector<std::size_t> lengths;
         const std::size_t pattern[] = {1, 17, 700, 0, flush_interval + 3, 64, 5};
@@ -167,6 +169,13 @@ TEST_CASE("side_counts through accumulate_runs: the counts of every run, the mom
         numgap_test::check_same_sums(counted, runs(0));
         check_side<float>(counted.reference, r);
         check_side<float>(counted.target, t);
+        // With the closeness tier each run is a pass of its own: the same counts.
+        using numgap::kernels::kernel_feature::closeness;
+        const auto with_closeness = runs(side_counts | closeness);
+        numgap_test::check_same_sums(with_closeness, runs(closeness));
+        CHECK(with_closeness.not_close_count == runs(closeness).not_close_count);
+        check_side<float>(with_closeness.reference, r);
+        check_side<float>(with_closeness.target, t);
     }
 }
 } // TEST_SUITE("kernels")

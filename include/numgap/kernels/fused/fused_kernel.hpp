@@ -505,7 +505,7 @@ void accumulate_runs(Arch arch, const float* const* references, const float* con
             accumulate_pair_block(arch, references[k], targets[k], lengths[k], options, moments);
         return;
     }
-    const bool counts = options.features == kernel_feature::side_counts;
+    const bool counts_only = options.features == kernel_feature::side_counts;
     using source = detail::pointer_source<Arch, float>;
     constexpr std::size_t most_segments = 64;
     detail::run_segment<source, source> chunk[most_segments];
@@ -514,7 +514,7 @@ void accumulate_runs(Arch arch, const float* const* references, const float* con
         if (segments != 0) {
             const detail::chunk_finiteness finite =
                 detail::moments_chunk<Arch, float, false, false, true>(chunk, segments, moments);
-            for (std::size_t s = 0; counts && s < segments; ++s) {
+            for (std::size_t s = 0; counts_only && s < segments; ++s) {
                 if (!finite.reference)
                     detail::count_non_finite<Arch, float>(chunk[s].reference, chunk[s].n, moments.reference);
                 if (!finite.target) detail::count_non_finite<Arch, float>(chunk[s].target, chunk[s].n, moments.target);

@@ -20,7 +20,7 @@ inline constexpr unsigned moments = 0;          // always computed
 inline constexpr unsigned side_statistics = 1u; // per side: NaN/+Inf/-Inf counts, mean and M2
 inline constexpr unsigned closeness = 2u;       // max|r|, max relative diff, allclose count
 inline constexpr unsigned side_min_max = 4u;    // per side: min and max too (implies side_statistics)
-inline constexpr unsigned side_counts = 8u;     // per side: NaN/+Inf/-Inf counts only (implied by both above)
+inline constexpr unsigned side_counts = 8u;     // per side: NaN/+Inf/-Inf counts only (side_statistics has them)
 } // namespace kernel_feature
 
 struct kernel_options {

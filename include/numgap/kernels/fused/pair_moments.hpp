@@ -24,7 +24,7 @@ struct pair_moments {
     double max_abs_reference = 0.0;
     double max_relative_diff = 0.0; // max |r-t| / max(|r|, FLT_MIN)
     std::int64_t not_close_count = 0;
-    // side_statistics tier
+    // side_statistics tier (side_counts alone: only their non-finite counts)
     side_moments reference{};
     side_moments target{};
 

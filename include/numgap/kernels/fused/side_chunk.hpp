@@ -1,6 +1,6 @@
 #pragma once
 // The per-side statistics of one chunk (side_moments.hpp) of the fused
-// kernel (fused_kernel.hpp), in two forms.
+// kernel (fused_kernel.hpp), in three forms.
 //   side_chunk: on its own, two passes over a chunk that is in L1: counts of
 //     NaN / +-Inf, min and max of the finite values, and their mean and M2
 //     from sums shifted by the chunk's first finite value (accurate whatever
@@ -18,6 +18,8 @@
 //     pass of three operations); a chunk holding a non-finite value, or whose
 //     shifted sums overflow, takes side_chunk. min and max, when asked for,
 //     are gathered in the same loop (four more operations).
+//   count_non_finite: the NaN / +-Inf counts alone (kernel_feature::
+//     side_counts), for a chunk whose sum of squares was not finite.
 // Complexity: O(n) per chunk, no allocation. Throws: nothing.
 #include <cstddef>
 #include <cstdint>
