@@ -116,6 +116,17 @@ inline const metric_set& every_builtin_metric() {
 inline void read_every_element(const tensor_view& view) {
     const evaluation result = evaluate(view, view, every_builtin_metric(), evaluate_options{1, true, true});
     const side_stats& stats = result.reference;
+    // The default options count NaN and +-Inf on their own path (a chunk is
+    // re-read only when its sum of squares is not finite): the same counts.
+    const side_stats counted = evaluate(view, view, every_builtin_metric()).target;
+    if (counted.nan_count != stats.nan_count || counted.positive_inf_count != stats.positive_inf_count ||
+        counted.negative_inf_count != stats.negative_inf_count) {
+        const auto wide = [](std::int64_t count) { return static_cast<long long>(count); };
+        std::fprintf(stderr, "numgap fuzz: counts differ: NaN %lld / %lld, +Inf %lld / %lld, -Inf %lld / %lld\n",
+                     wide(counted.nan_count), wide(stats.nan_count), wide(counted.positive_inf_count),
+                     wide(stats.positive_inf_count), wide(counted.negative_inf_count), wide(stats.negative_inf_count));
+        std::abort();
+    }
     if (stats.nan_count != 0 || stats.positive_inf_count != 0 || stats.negative_inf_count != 0) return;
     // The mean is a rounded float sum: it may leave [min, max] by rounding only.
     const double slack = 1e-6 * std::max(std::fabs(stats.min), std::fabs(stats.max));
