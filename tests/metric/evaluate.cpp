@@ -93,8 +93,9 @@ TEST_CASE("side statistics count NaN and Inf per side; the NaN fails every metri
 
 TEST_CASE("default options count each side's NaN and +-Inf and nothing more; mean, std, min and max are opt-in") {
     // Non-finite values in the second of three chunks of the reference and in
-    // the tail of the target, on every path evaluate() takes: a plain pair,
-    // a strided (planned) one, threads, and evaluate_segments' pieces.
+    // the tail of the target, on the paths evaluate() takes: a plain pair,
+    // threads, a strided (planned) pair, the prepared form, a widened target
+    // and the closeness tier (evaluate_segments: its own test file).
     std::vector<float> r(5000), t(5000);
     for (std::size_t i = 0; i < r.size(); ++i) {
         r[i] = float(i % 13) - 6.0f;
