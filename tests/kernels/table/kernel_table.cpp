@@ -98,6 +98,7 @@ TEST_CASE("widen_f32 float16 keeps finite lanes exact when NaNs share their vect
         }
     }
 }
+
 TEST_CASE("cpu_family decodes CPUID leaf 1 signatures") {
     using numgap::kernels::detail::cpu_family;
     CHECK(cpu_family(0x00A10F11u) == 25); // AMD EPYC Genoa (Zen 4)

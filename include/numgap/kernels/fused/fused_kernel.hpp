@@ -395,6 +395,15 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     return finite;
 }
 
+// The side_counts tier for one segment of a chunk: each side whose sum of
+// squares over the chunk was not finite is read again for its counts.
+template <class Arch, class T, class ReferenceSource, class TargetSource>
+void count_where_not_finite(const run_segment<ReferenceSource, TargetSource>& segment, chunk_finiteness finite,
+                            pair_moments& moments) noexcept {
+    if (!finite.reference) count_non_finite<Arch, T>(segment.reference, segment.n, moments.reference);
+    if (!finite.target) count_non_finite<Arch, T>(segment.target, segment.n, moments.target);
+}
+
 // max |r|, max |r-t| / max(|r|, tiny) and numpy's allclose mismatch count.
 template <class Arch, class T, class ReferenceSource, class TargetSource>
 void closeness_chunk(const ReferenceSource& reference, const TargetSource& target, std::size_t n,
@@ -469,10 +478,7 @@ void accumulate_pair(Arch, const ReferenceSource& reference, const TargetSource&
             }
         } else {
             const detail::chunk_finiteness finite = detail::moments_chunk<Arch, T, false, false>(&chunk, 1, moments);
-            if (counts_only) {
-                if (!finite.reference) detail::count_non_finite<Arch, T>(r, length, moments.reference);
-                if (!finite.target) detail::count_non_finite<Arch, T>(t, length, moments.target);
-            }
+            if (counts_only) detail::count_where_not_finite<Arch, T>(chunk, finite, moments);
         }
         if (options.features & kernel_feature::closeness)
             detail::closeness_chunk<Arch, T>(r, t, length, options, moments);
@@ -514,11 +520,8 @@ void accumulate_runs(Arch arch, const float* const* references, const float* con
         if (segments != 0) {
             const detail::chunk_finiteness finite =
                 detail::moments_chunk<Arch, float, false, false, true>(chunk, segments, moments);
-            for (std::size_t s = 0; counts_only && s < segments; ++s) {
-                if (!finite.reference)
-                    detail::count_non_finite<Arch, float>(chunk[s].reference, chunk[s].n, moments.reference);
-                if (!finite.target) detail::count_non_finite<Arch, float>(chunk[s].target, chunk[s].n, moments.target);
-            }
+            for (std::size_t s = 0; counts_only && s < segments; ++s)
+                detail::count_where_not_finite<Arch, float>(chunk[s], finite, moments);
         }
         segments = 0;
         filled = 0;
