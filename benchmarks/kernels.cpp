@@ -1,6 +1,7 @@
 // Fused metric kernel benchmarks (issue: "Kernels: one pass, SIMD, accurate").
 // For each dtype pair (f32/f32, f32/f16, f32/bf16, f32/u8 quantized, f32/f32
-// with an NHWC target, f32/float8_e4m3fn, f32/float8_e5m2, f32/int4
+// with an NHWC target of 16 channels, "f32_f32nhwc", and of 256,
+// "f32_f32nhwc256", f32/float8_e4m3fn, f32/float8_e5m2, f32/int4
 // block-quantized with blocks of 32 along the last axis and one float32 scale
 // per block, "f32_i4b32"; f32/MXFP4, float4_e2m1fn codes with one e8m0
 // power-of-two scale per block of 32, held as float32 as numgap's readers
@@ -83,14 +84,17 @@
 
 namespace {
 
-enum class pair_kind { f32, f16, bf16, u8, nhwc, e4m3, e5m2, i4b32, mxfp4 };
-constexpr pair_kind all_kinds[] = {pair_kind::f32,  pair_kind::f16,  pair_kind::bf16,  pair_kind::u8,   pair_kind::nhwc,
-                                   pair_kind::e4m3, pair_kind::e5m2, pair_kind::i4b32, pair_kind::mxfp4};
+enum class pair_kind { f32, f16, bf16, u8, nhwc, nhwc256, e4m3, e5m2, i4b32, mxfp4 };
+constexpr pair_kind all_kinds[] = {pair_kind::f32,   pair_kind::f16,     pair_kind::bf16, pair_kind::u8,
+                                   pair_kind::nhwc,  pair_kind::nhwc256, pair_kind::e4m3, pair_kind::e5m2,
+                                   pair_kind::i4b32, pair_kind::mxfp4};
 constexpr std::int64_t i4_block = 32;
 constexpr std::int64_t sizes[] = {1 << 10, 1 << 12, 1 << 16, 1 << 20, 1 << 26};
 constexpr float u8_scale = 0.02f;
 constexpr std::int32_t u8_zero_point = 128;
-constexpr std::int64_t nhwc_channels = 16;
+// Channels of the NHWC pairs: 16 (one AVX-512 band) and 256, as in a
+// convolution network's middle layers.
+constexpr std::int64_t channels_of(pair_kind kind) { return kind == pair_kind::nhwc256 ? 256 : 16; }
 
 const char* name_of(pair_kind kind) {
     switch (kind) {
@@ -99,6 +103,7 @@ const char* name_of(pair_kind kind) {
     case pair_kind::bf16: return "f32_bf16";
     case pair_kind::u8: return "f32_u8q";
     case pair_kind::nhwc: return "f32_f32nhwc";
+    case pair_kind::nhwc256: return "f32_f32nhwc256";
     case pair_kind::e4m3: return "f32_e4m3";
     case pair_kind::e5m2: return "f32_e5m2";
     case pair_kind::i4b32: return "f32_i4b32";
@@ -152,6 +157,7 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
     switch (kind) {
     case pair_kind::f32:
     case pair_kind::nhwc:
+    case pair_kind::nhwc256:
         d.target_f32.resize(std::size_t(n));
         for (std::size_t i = 0; i < d.target_f32.size(); ++i) d.target_f32[i] = perturbed(i);
         break;
@@ -226,11 +232,11 @@ pair_data& data_for(pair_kind kind, std::int64_t n) {
         break;
     }
     }
-    if (kind == pair_kind::nhwc) {
+    if (kind == pair_kind::nhwc || kind == pair_kind::nhwc256) {
         // Reference NCHW [1, C, H, W]; target stored NHWC [1, H, W, C].
-        const std::int64_t spatial = n / nhwc_channels, h = 1 << (std::countr_zero(std::uint64_t(spatial)) / 2),
-                           w = spatial / h;
-        const std::int64_t logical[4] = {1, nhwc_channels, h, w}, stored[4] = {1, h, w, nhwc_channels};
+        const std::int64_t channels = channels_of(kind), spatial = n / channels,
+                           h = 1 << (std::countr_zero(std::uint64_t(spatial)) / 2), w = spatial / h;
+        const std::int64_t logical[4] = {1, channels, h, w}, stored[4] = {1, h, w, channels};
         std::copy(logical, logical + 4, d.shape);
         std::copy(stored, stored + 4, d.stored_shape);
         d.reference_view = numgap::tensor_view(d.reference.data(), std::span<const std::int64_t>(d.shape));
@@ -401,7 +407,7 @@ float load_target(const pair_data& d, std::int64_t i) {
     } else {
         // Reference index i = (c * H + y) * W + x maps to NHWC ((y * W + x) * C + c).
         const std::int64_t spatial = i % (d.shape[2] * d.shape[3]), c = i / (d.shape[2] * d.shape[3]);
-        return d.target_f32[std::size_t(spatial * nhwc_channels + c)];
+        return d.target_f32[std::size_t(spatial * channels_of(Kind) + c)];
     }
 }
 

@@ -2,6 +2,7 @@
 // translation unit's architecture (native_arch) against their portable forms
 // in isa/generic.hpp, called with the xsimd::generic tag: widening every
 // stored type (extremes, zero points, scales) bit for bit, the transpose block,
+// the four columns of load_columns (and the portable form's own),
 // float16 conversion keeping a signalling NaN's payload, and multiply-add,
 // max, min and sum of a vector against exact per-lane results (not against
 // xsimd::max / min / hadd: on AVX-512 those trip GCC 12's -Wmaybe-uninitialized
@@ -140,6 +141,37 @@ TEST_CASE("isa: transpose_block moves a whole block exactly") {
                     CHECK(std::bit_cast<std::uint32_t>(out[j * std::size_t(out_stride) + i]) ==
                           std::bit_cast<std::uint32_t>(in[i * std::size_t(in_stride) + j]));
             CHECK(out[width] == -1.0f); // the padding between rows is untouched
+        }
+    }
+}
+
+TEST_CASE("isa: load_columns gives four columns of a band of rows exactly, for any row stride") {
+    if constexpr (has_simd) {
+        using batch = xsimd::batch<float, native_arch>;
+        constexpr std::size_t width = batch::size;
+        for (const std::int64_t row_stride : {std::int64_t(4), std::int64_t(37), std::int64_t(-37)}) {
+            CAPTURE(row_stride);
+            const std::int64_t span = std::int64_t(width) * (row_stride < 0 ? -row_stride : row_stride) + 8;
+            std::vector<float> storage(static_cast<std::size_t>(span));
+            for (std::size_t k = 0; k < storage.size(); ++k)
+                storage[k] = std::bit_cast<float>(std::uint32_t(0x7f800001u + k)); // NaN payloads
+            const float* first = storage.data() + (row_stride < 0 ? span - 8 : 0);
+            batch columns[4], portable[4];
+            isa::load_columns(native_arch{}, first, row_stride, columns);
+            isa::load_columns(xsimd::generic{}, first, row_stride, portable);
+            for (std::size_t k = 0; k < 4; ++k) {
+                alignas(64) float lanes[width], portable_lanes[width];
+                columns[k].store_aligned(lanes);
+                portable[k].store_aligned(portable_lanes);
+                for (std::size_t c = 0; c < width; ++c) {
+                    CAPTURE(k);
+                    CAPTURE(c);
+                    const std::uint32_t expected =
+                        std::bit_cast<std::uint32_t>(first[std::int64_t(c) * row_stride + std::int64_t(k)]);
+                    CHECK(std::bit_cast<std::uint32_t>(lanes[c]) == expected);
+                    CHECK(std::bit_cast<std::uint32_t>(portable_lanes[c]) == expected);
+                }
+            }
         }
     }
 }

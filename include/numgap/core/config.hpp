@@ -21,6 +21,15 @@
 #define NUMGAP_ASSERT(condition) ((void)0)
 #endif
 
+// Inlines a small function into a hot loop where GCC's size heuristics
+// would keep the call (an out-of-line kernels::detail::isa::load_columns
+// went through memory for its four vectors: a third of the NHWC band loop).
+#if defined(__GNUC__) || defined(__clang__)
+#define NUMGAP_ALWAYS_INLINE [[gnu::always_inline]] inline
+#else
+#define NUMGAP_ALWAYS_INLINE inline
+#endif
+
 namespace numgap {
 // Largest tensor rank a view holds inline; views never allocate.
 inline constexpr int max_rank = 8;

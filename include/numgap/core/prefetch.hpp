@@ -14,13 +14,16 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <numgap/core/config.hpp>
 #include <numgap/core/isa_namespace.hpp>
 
 namespace numgap::detail {
 // Per instruction set: the kernels' dispatch units call these (core/isa_namespace.hpp).
 inline namespace NUMGAP_ISA_NAMESPACE {
 
-inline void prefetch([[maybe_unused]] const void* address) noexcept {
+// Always inlined: GCC 12 takes a call of these for one without side
+// effects, and under a condition deleted it (with the band walk's prefetches).
+NUMGAP_ALWAYS_INLINE void prefetch([[maybe_unused]] const void* address) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(address);
 #endif
@@ -31,7 +34,7 @@ inline void prefetch_bytes(const void* base, std::size_t offset, std::size_t byt
     for (std::size_t line = 0; line < bytes; line += 64) prefetch(reinterpret_cast<const void*>(first + line));
 }
 
-inline void prefetch_far([[maybe_unused]] const void* address) noexcept {
+NUMGAP_ALWAYS_INLINE void prefetch_far([[maybe_unused]] const void* address) noexcept {
 #if defined(__GNUC__) || defined(__clang__)
     __builtin_prefetch(address, 0, 1);
 #endif

@@ -24,6 +24,17 @@ inline constexpr std::int64_t shortest_run = 256;
 // rows' streams stay in the prefetchers' reach.
 inline constexpr std::int64_t most_tile_rows = 64;
 
+// How far ahead of its reads the fused kernel asks a source to prefetch, in
+// elements (fused/fused_kernel.hpp says why 512); a band source, which
+// prefetches the next band piece instead, takes it off again.
+inline constexpr std::size_t fused_prefetch_distance = 512;
+
+// Transposed pairs walked in bands (table/accumulate_bands.hpp) of more
+// elements than this prefetch ahead (16 MiB of float32 pairs: 16 rows of
+// 2^16 columns, 8 MiB, ran 1.5x slower with the prefetches, 2^18 columns,
+// 32 MiB, 1.3x faster; AMD Zen 5, 32 MiB of L3).
+inline constexpr std::int64_t band_prefetch_from = std::int64_t(1) << 21;
+
 // |q - zero_point| up to this is exact in int32 and in float32, so in-register
 // widening rounds exactly like every other dequantization path
 // (plan/stored_run.hpp: widens_in_registers).

@@ -26,6 +26,18 @@ using widen_f32_function = void(const void* source, dtype type, std::size_t n, b
                                 std::int32_t zero_point, float* out) noexcept;
 using transpose_f32_function = void(const float* in, std::int64_t in_stride, std::size_t rows, std::size_t cols,
                                     float* out, std::int64_t out_stride) noexcept;
+// One side of a band of a transposed pair (kernel_table::band_f32): element
+// (row c, column j) at data[c * row_stride + j * column_stride]; the row-major
+// side has column_stride 1, the column-major side row_stride 1.
+// prefetch_offset: where the caller reads next, as elements from data (the
+// kernel prefetches there, as it reads here), or 0: no prefetch.
+struct band_side {
+    const float* data;
+    std::int64_t row_stride, column_stride;
+    std::int64_t prefetch_offset;
+};
+using band_f32_function = void(const band_side& reference, const band_side& target, std::size_t columns,
+                               const kernel_options& options, pair_moments& moments) noexcept;
 using read_two_streams_function = std::uint64_t(const void* first, std::size_t first_bytes, const void* second,
                                                 std::size_t second_bytes) noexcept;
 

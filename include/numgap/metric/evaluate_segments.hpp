@@ -164,7 +164,8 @@ inline std::optional<kernels::pair_moments> interleaved_moments(const std::vecto
         };
         const bool plain_rows = table.runs_f32 != nullptr && plain(plan.reference) && plain(plan.target) &&
                                 inner >= shortest_batched_row && slab % inner == 0;
-        if (!plain_rows && kernels::plan_walk_of(plan, table) != kernels::plan_walk::runs) return std::nullopt;
+        if (!plain_rows && kernels::plan_walk_of(plan, table, kernel_options) != kernels::plan_walk::runs)
+            return std::nullopt;
         walked.push_back({plan, slab, plain_rows ? slab / inner : 0});
         count += plan.count;
     }

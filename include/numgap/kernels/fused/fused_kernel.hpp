@@ -38,6 +38,11 @@
 // squares tell which side of a chunk may hold a non-finite value, and only
 // that side of that chunk is read again (count_non_finite), so the moments
 // are bit for bit those of the run without it.
+// A source may hand over several vectors at once (group_vectors, a
+// load_group member: band_source.hpp's row_band_source makes four columns
+// of a transposed band from one set of row loads); the loop then takes that
+// many vectors a step, on fewer accumulator sets (two with 32 registers, one
+// with 16) so the group and the accumulators fit in registers.
 //
 // Complexity: O(n) time, O(1) space, no allocation; noexcept.
 // The chunks of a call start at its first element, so a pair split into
@@ -91,6 +96,14 @@ void moments_chunk_wide(const ReferenceSource& reference, const TargetSource& ta
     moments.sum_diff_times_sum += sum_diff_times_sum;
 }
 
+// Vectors a source hands over at once: Source::group_vectors through
+// load_group(i, out), else one through load(i).
+template <class Source>
+constexpr std::size_t group_vectors_of() noexcept {
+    if constexpr (requires { Source::group_vectors; }) return Source::group_vectors;
+    else return 1;
+}
+
 // visit(std::integral_constant<int, I>{}) for I = 0 .. N-1: arrays of
 // accumulators indexed only by such constants are kept in registers (see
 // moments_chunk).
@@ -139,9 +152,12 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     // latency). 16 registers: two sets sharing one max accumulator (eleven),
     // or one set with the side accumulators (eight, or twelve with min and
     // max; latency-bound: two sets would need thirteen plus the temporaries,
-    // and GCC 12 kept four of them on the stack).
+    // and GCC 12 kept four of them on the stack). A grouped source's step
+    // holds its group of vectors of both sides as well: two sets, or one.
     constexpr bool wide_register_file = ops::accumulator_sets == 4; // 32 registers (or scalar)
-    constexpr int sets = !Sides ? ops::accumulator_sets : wide_register_file ? 2 : 1;
+    constexpr std::size_t group_vectors = larger(group_vectors_of<ReferenceSource>(), group_vectors_of<TargetSource>());
+    constexpr bool grouped = group_vectors > 1;
+    constexpr int sets = (!Sides && !grouped) ? ops::accumulator_sets : wide_register_file ? 2 : 1;
     // One max accumulator for two sets: two max operations (1-4 cycles of
     // latency each) per iteration of ~5 cycles, so it costs no throughput and
     // frees the register that spilled.
@@ -174,11 +190,9 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
 
     const ReferenceSource* reference = &segments[0].reference; // the segment being read
     const TargetSource* target = &segments[0].target;
-    auto step = [&](auto set, std::size_t at) {
+    auto step_on = [&](auto set, batch r, batch t) {
         accumulators& a = acc[set];
         batch& max_abs = max_abs_diff[set % max_sets];
-        batch r = reference->load(at);
-        batch t = target->load(at);
         ops::pin(r);
         ops::pin(t);
         const batch difference = r - t;
@@ -200,6 +214,12 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
             side_max[1] = ops::max(side_max[1], t);
         }
     };
+    auto step = [&](auto set, std::size_t at) { step_on(set, reference->load(at), target->load(at)); };
+    // A step's vectors of one side: a group, or `count` single loads.
+    auto load_step = [](const auto& source, std::size_t at, batch(&out)[group_vectors]) {
+        if constexpr (group_vectors_of<std::remove_cvref_t<decltype(source)>>() > 1) source.load_group(at, out);
+        else for_each_index<int(group_vectors)>([&](auto v) { out[v] = source.load(at + std::size_t(v) * width); });
+    };
 
     // Software prefetch a fixed distance ahead of both streams. The
     // hardware prefetcher alone leaves the fused loop's memory reads and its
@@ -217,7 +237,7 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     // distances of 1024-8192 (Zen 4). The unsplit pair keeps the single
     // prefetch (no gain measured in cache), and an L1 prefetch that far
     // evicts what the loop reads next.
-    constexpr std::size_t prefetch_distance = 512;
+    constexpr std::size_t prefetch_distance = fused_prefetch_distance;
     [[maybe_unused]] constexpr std::size_t far_prefetch_distance = 2048;
     // The side sums are flushed into float64 every side_flush elements, so
     // each lane's float chain adds at most 32 values (a chunk's 128 cost
@@ -233,10 +253,13 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     // on AVX2 (tests/kernels/fused/fused_kernel.cpp). So every lane's chain
     // is flushed into float64 after at most 64 values, counted across the
     // chunk's segments.
-    constexpr std::size_t stride = width * sets;
+    // A grouped step covers several rounds of the sets.
+    constexpr std::size_t set_stride = width * sets;
+    constexpr std::size_t stride = grouped ? width * larger(group_vectors, std::size_t(sets)) : set_stride;
+    static_assert(stride % set_stride == 0 && side_flush % stride == 0);
     constexpr std::size_t moment_chain = 64;
-    constexpr bool flushes_moments = flush_interval / stride > moment_chain;
-    constexpr std::size_t moment_flush = stride * moment_chain; // a multiple of side_flush
+    constexpr bool flushes_moments = flush_interval / set_stride > moment_chain;
+    constexpr std::size_t moment_flush = set_stride * moment_chain; // a multiple of side_flush and of stride
     [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
     // Elements in the moments' chains since their last flush: a chunk of
     // several segments may give set 0 one value more per segment (its
@@ -296,15 +319,23 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
                 // Unrolled so each set's accumulators are registers, not an array
                 // indexed at run time (GCC 12 kept a loop over the sets rolled for
                 // block sources: f32/int4-block AVX2 2.0x faster unrolled, Zen 3).
-                each_set([&](auto s) { step(s, i + std::size_t(s) * width); });
+                if constexpr (grouped) {
+                    batch r[group_vectors], t[group_vectors];
+                    load_step(*reference, i, r);
+                    load_step(*target, i, t);
+                    for_each_index<int(group_vectors)>(
+                        [&](auto v) { step_on(std::integral_constant<int, v % sets>{}, r[v], t[v]); });
+                } else {
+                    each_set([&](auto s) { step(s, i + std::size_t(s) * width); });
+                }
             }
             if constexpr (Sides) flush_side_sums();
             since_flush += group_end - group_start;
             if constexpr (flushes_moments)
                 if (since_flush == moment_flush) flush_moments();
         }
-        // Fewer than `sets` vectors: one value each on set 0's lanes, counted
-        // as a whole stride so since_flush bounds every set's chain.
+        // Fewer than a step's vectors: one value each on set 0's lanes,
+        // counted as a whole stride so since_flush bounds every set's chain.
         for (; i + width <= n; i += width) {
             step(std::integral_constant<int, 0>{}, i);
             since_flush += stride;

@@ -29,6 +29,12 @@
 //     transpose_tile.hpp then uses its scalar loop throughout).
 //   widen_float16_vectors(tag, source, n, out): how many float16 elements the
 //     hardware converted (0 here: the caller converts them all).
+//   load_columns<Arch>(tag, first, row_stride, out): four columns of a band
+//     of `width` rows stored row by row: lane c of out[k] is
+//     first[c * row_stride + k] (k < 4; reads 4 floats of each row). Here
+//     with xsimd's zips when a vector holds 4 floats (SSE2, NEON), element
+//     by element otherwise; x86_avx2.hpp and x86_avx512.hpp assemble 128-bit
+//     row pieces and transpose them in registers.
 // Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +42,7 @@
 
 #include <xsimd/xsimd.hpp>
 
+#include <numgap/core/config.hpp>
 #include <numgap/core/float8.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/core/isa_namespace.hpp>
@@ -171,6 +178,33 @@ constexpr std::size_t transpose_block_width(scalar_arch) noexcept { return 1; }
 // A block of one element, so every architecture has a transpose_block.
 inline void transpose_block(xsimd::generic, const float* in, std::int64_t, float* out, std::int64_t) noexcept { *out = *in; }
 inline void transpose_block(scalar_arch, const float* in, std::int64_t, float* out, std::int64_t) noexcept { *out = *in; }
+
+template <class Arch>
+NUMGAP_ALWAYS_INLINE void load_columns(xsimd::generic, const float* first, std::int64_t row_stride,
+                                       xsimd::batch<float, Arch> (&out)[4]) noexcept {
+    using batch = xsimd::batch<float, Arch>;
+    using pairs = xsimd::batch<double, Arch>;
+    if constexpr (batch::size == 4) {
+        // Rows a, b, c, d: zip rows pairwise, then zip those pairs as 64-bit lanes.
+        const batch a = batch::load_unaligned(first), b = batch::load_unaligned(first + row_stride),
+                    c = batch::load_unaligned(first + 2 * row_stride),
+                    d = batch::load_unaligned(first + 3 * row_stride);
+        const auto ab_low = xsimd::bitwise_cast<pairs>(xsimd::zip_lo(a, b)),
+                   ab_high = xsimd::bitwise_cast<pairs>(xsimd::zip_hi(a, b));
+        const auto cd_low = xsimd::bitwise_cast<pairs>(xsimd::zip_lo(c, d)),
+                   cd_high = xsimd::bitwise_cast<pairs>(xsimd::zip_hi(c, d));
+        out[0] = xsimd::bitwise_cast<batch>(xsimd::zip_lo(ab_low, cd_low));
+        out[1] = xsimd::bitwise_cast<batch>(xsimd::zip_hi(ab_low, cd_low));
+        out[2] = xsimd::bitwise_cast<batch>(xsimd::zip_lo(ab_high, cd_high));
+        out[3] = xsimd::bitwise_cast<batch>(xsimd::zip_hi(ab_high, cd_high));
+    } else {
+        for (int k = 0; k < 4; ++k) {
+            alignas(64) float values[batch::size];
+            for (std::size_t c = 0; c < batch::size; ++c) values[c] = first[std::int64_t(c) * row_stride + k];
+            out[k] = batch::load_aligned(values);
+        }
+    }
+}
 
 inline std::size_t widen_float16_vectors(xsimd::generic, const float16*, std::size_t, float*) noexcept { return 0; }
 inline std::size_t widen_float16_vectors(scalar_arch, const float16*, std::size_t, float*) noexcept { return 0; }

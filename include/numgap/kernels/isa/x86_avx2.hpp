@@ -6,6 +6,9 @@
 // to generic.hpp.
 //   vector_registers (AVX): 16 (ymm0-15), as SSE2.
 //   transpose_block (AVX): 8x8 float32 block (unpack, shuffle, permute2f128).
+//   load_columns (AVX): four columns of 8 rows: rows c and c + 4 share a
+//     vector (one 128-bit piece each), then a 4x4 transpose within each
+//     128-bit lane (4 unpacks, 4 shuffles).
 //   widen_float16_vectors (AVX + F16C): 8 float16 per vcvtph2ps, except
 //     vectors holding a NaN, converted portably so NaN payloads stay
 //     bit-identical (vcvtph2ps sets the quiet bit of a signalling NaN).
@@ -48,6 +51,21 @@ inline void transpose_block(xsimd::avx, const float* in, std::int64_t in_stride,
         _mm256_storeu_ps(out + m * out_stride, _mm256_permute2f128_ps(quads[m], quads[4 + m], 0x20));
         _mm256_storeu_ps(out + (4 + m) * out_stride, _mm256_permute2f128_ps(quads[m], quads[4 + m], 0x31));
     }
+}
+
+template <class Arch>
+NUMGAP_ALWAYS_INLINE void load_columns(xsimd::avx, const float* first, std::int64_t row_stride,
+                                       xsimd::batch<float, Arch> (&out)[4]) noexcept {
+    __m256 rows[4]; // lane 0: row g, lane 1: row g + 4
+    for (int g = 0; g < 4; ++g)
+        rows[g] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(first + g * row_stride)),
+                                       _mm_loadu_ps(first + (g + 4) * row_stride), 1);
+    const __m256 low01 = _mm256_unpacklo_ps(rows[0], rows[1]), high01 = _mm256_unpackhi_ps(rows[0], rows[1]);
+    const __m256 low23 = _mm256_unpacklo_ps(rows[2], rows[3]), high23 = _mm256_unpackhi_ps(rows[2], rows[3]);
+    out[0] = _mm256_shuffle_ps(low01, low23, _MM_SHUFFLE(1, 0, 1, 0));
+    out[1] = _mm256_shuffle_ps(low01, low23, _MM_SHUFFLE(3, 2, 3, 2));
+    out[2] = _mm256_shuffle_ps(high01, high23, _MM_SHUFFLE(1, 0, 1, 0));
+    out[3] = _mm256_shuffle_ps(high01, high23, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
 #if defined(__F16C__)

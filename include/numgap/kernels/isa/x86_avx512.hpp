@@ -30,6 +30,9 @@
 //   widen_float16_vectors: 16 float16 per vcvtph2ps, except vectors holding a
 //     NaN, converted portably (vcvtph2ps would quiet a signalling NaN).
 //   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements.
+//   load_columns: four columns of 16 rows: rows g, g + 4, g + 8, g + 12
+//     share a vector (one 128-bit piece each, 12 inserts), then a 4x4
+//     transpose within each 128-bit lane (4 unpacks, 4 shuffles).
 // Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
 #include <numgap/kernels/isa/generic.hpp>
 
@@ -200,6 +203,26 @@ inline std::size_t widen_float16_vectors(xsimd::avx512f, const float16* source, 
 }
 
 constexpr std::size_t transpose_block_width(xsimd::avx512f) noexcept { return 16; }
+
+template <class Arch>
+NUMGAP_ALWAYS_INLINE void load_columns(xsimd::avx512f, const float* first, std::int64_t row_stride,
+                                       xsimd::batch<float, Arch> (&out)[4]) noexcept {
+    __m512 rows[4]; // 128-bit lane m: row g + 4m
+    for (int g = 0; g < 4; ++g) {
+        __m512 gathered = _mm512_zextps128_ps512(_mm_loadu_ps(first + g * row_stride));
+        gathered = _mm512_maskz_insertf32x4(all_16_lanes, gathered, _mm_loadu_ps(first + (g + 4) * row_stride), 1);
+        gathered = _mm512_maskz_insertf32x4(all_16_lanes, gathered, _mm_loadu_ps(first + (g + 8) * row_stride), 2);
+        rows[g] = _mm512_maskz_insertf32x4(all_16_lanes, gathered, _mm_loadu_ps(first + (g + 12) * row_stride), 3);
+    }
+    const __m512 low01 = _mm512_maskz_unpacklo_ps(all_16_lanes, rows[0], rows[1]);
+    const __m512 high01 = _mm512_maskz_unpackhi_ps(all_16_lanes, rows[0], rows[1]);
+    const __m512 low23 = _mm512_maskz_unpacklo_ps(all_16_lanes, rows[2], rows[3]);
+    const __m512 high23 = _mm512_maskz_unpackhi_ps(all_16_lanes, rows[2], rows[3]);
+    out[0] = _mm512_maskz_shuffle_ps(all_16_lanes, low01, low23, _MM_SHUFFLE(1, 0, 1, 0));
+    out[1] = _mm512_maskz_shuffle_ps(all_16_lanes, low01, low23, _MM_SHUFFLE(3, 2, 3, 2));
+    out[2] = _mm512_maskz_shuffle_ps(all_16_lanes, high01, high23, _MM_SHUFFLE(1, 0, 1, 0));
+    out[3] = _mm512_maskz_shuffle_ps(all_16_lanes, high01, high23, _MM_SHUFFLE(3, 2, 3, 2));
+}
 
 inline void transpose_block(xsimd::avx512f, const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) noexcept {
     __m512 rows[16], pairs[16];

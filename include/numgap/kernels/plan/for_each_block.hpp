@@ -101,8 +101,9 @@ inline bool transposed_pair(const pair_plan& plan) noexcept {
 // blocks that together cover flat reference-order positions [begin, end)
 // exactly once, pairing reference and target elements of the same position.
 // Blocks come in reference order and hold consecutive positions, except for
-// transposed layouts (see detail::transposed_pair): there whole groups of up to
-// 64 rows are walked in tiles of (rows x columns), so a block holds a few
+// transposed layouts (see detail::transposed_pair): there groups of up to 64
+// whole rows (of one outer index, from any row the range reaches whole) are
+// walked in tiles of (rows x columns), so a block holds a few
 // consecutive positions of each of several rows (column-major when both sides
 // are plain float32, see detail::tile_by_transpose). Reductions do not depend on
 // the order; row metrics use for_each_row instead.
@@ -147,17 +148,18 @@ void for_each_block(const pair_plan& plan, std::int64_t begin, std::int64_t end,
     const std::int64_t rows_per_outer = plan.shape[std::size_t(plan.rank - 2)];
     std::int64_t position = begin;
     while (position < end) {
-        const std::int64_t row = position / inner;
-        const std::int64_t row_in_outer = row % rows_per_outer;
-        const std::int64_t first_row = row - row_in_outer % most_tile_rows;
-        const std::int64_t group_rows = std::min(most_tile_rows, rows_per_outer - (row_in_outer - row_in_outer % most_tile_rows));
-        const std::int64_t group_begin = first_row * inner, group_end = group_begin + group_rows * inner;
-        if (position != group_begin || group_end > end) {
-            const std::int64_t stop = std::min(end, group_end);
+        const std::int64_t first_row = position / inner;
+        // Whole rows from here, up to most_tile_rows of one outer index; a
+        // part of a row goes position by position.
+        const std::int64_t group_rows =
+            std::min({most_tile_rows, rows_per_outer - first_row % rows_per_outer, (end - position) / inner});
+        if (position % inner != 0 || group_rows == 0) {
+            const std::int64_t stop = std::min(end, (first_row + 1) * inner);
             consecutive(position, stop);
             position = stop;
             continue;
         }
+        const std::int64_t group_end = position + group_rows * inner;
         const std::int64_t tile_columns = std::max<std::int64_t>(1, std::int64_t(flush_interval) / group_rows);
         for (std::int64_t column = 0; column < inner; column += tile_columns) {
             const std::int64_t columns = std::min(tile_columns, inner - column);

@@ -2,15 +2,20 @@
 // accumulate_plan: the fused pass over positions [begin, end) of a pair_plan
 // with one architecture's kernels: straight from memory through
 // kernel_table::run_f32 when runs_in_registers(plan) (narrow types widened and
-// dequantized in registers), else through for_each_block and
-// block_f32 / block_f64 (converted, gathered or transposed L1 blocks).
+// dequantized in registers), transposed float32 pairs in bands through
+// band_f32 when walks_in_bands (accumulate_bands.hpp: there [begin, end)
+// counts positions in the band walk's order), else through for_each_block
+// and block_f32 / block_f64 (converted, gathered or transposed L1 blocks).
 // evaluate() reaches it through accumulate_views (a whole pair that is not two
 // dense float views) and through its multi-threaded pass (ranges of one plan)
 // whenever no user reduction metric needs float blocks.
 // Precondition: validate_pair() accepted the views behind the plan; the
 // plan's widen_f32 / transpose_f32 are the caller's choice (usually the same
-// table's: make_pair_plan(reference, target, table)). Complexity: O(end - begin) plus plan_walk_of's O(rank + channels)
-// when the walk is not given; no allocation. Throws: nothing.
+// table's: make_pair_plan(reference, target, table)); the ranges of one pass
+// all take the same walk (same plan, table and options): ranges of
+// different walks need not partition the pair.
+// Complexity: O(end - begin) plus plan_walk_of's O(rank + channels) when the
+// walk is not given; no allocation. Throws: nothing.
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -20,6 +25,7 @@
 #include <numgap/kernels/plan/for_each_block.hpp>
 #include <numgap/kernels/plan/for_each_run.hpp>
 #include <numgap/kernels/plan/pair_plan.hpp>
+#include <numgap/kernels/table/accumulate_bands.hpp>
 #include <numgap/kernels/table/kernel_table.hpp>
 
 namespace numgap::kernels {
@@ -39,15 +45,17 @@ pair_plan make_pair_plan(const tensor_view&, const tensor_view&, const kernel_ta
 // How accumulate_plan walks a plan; decided once per plan (plan_walk_of is
 // O(rank + channels)), so a caller walking one plan in many ranges
 // (evaluate_segments.hpp) decides it once.
-enum class plan_walk { wide_blocks, runs, float_blocks };
+enum class plan_walk { wide_blocks, runs, bands, float_blocks };
 
-inline plan_walk plan_walk_of(const pair_plan& plan, const kernel_table& table) noexcept {
+inline plan_walk plan_walk_of(const pair_plan& plan, const kernel_table& table,
+                              const kernel_options& options) noexcept {
     if (plan.wide) return plan_walk::wide_blocks;
     if (table.run_f32 != nullptr && runs_in_registers(plan)) return plan_walk::runs;
+    if (walks_in_bands(plan, table, options)) return plan_walk::bands;
     return plan_walk::float_blocks;
 }
 
-// Precondition: walk == plan_walk_of(plan, table).
+// Precondition: walk == plan_walk_of(plan, table, options).
 inline void accumulate_plan(const pair_plan& plan, plan_walk walk, std::int64_t begin, std::int64_t end,
                             const kernel_table& table, const kernel_options& options, pair_moments& moments) noexcept {
     switch (walk) {
@@ -61,6 +69,7 @@ inline void accumulate_plan(const pair_plan& plan, plan_walk walk, std::int64_t 
             table.run_f32(r, t, n, options, moments);
         });
         return;
+    case plan_walk::bands: accumulate_bands(plan, begin, end, table, options, moments); return;
     case plan_walk::float_blocks:
         for_each_block<float>(plan, begin, end, [&](std::span<const float> r, std::span<const float> t) {
             table.block_f32(r.data(), t.data(), r.size(), options, moments);
@@ -71,7 +80,7 @@ inline void accumulate_plan(const pair_plan& plan, plan_walk walk, std::int64_t 
 
 inline void accumulate_plan(const pair_plan& plan, std::int64_t begin, std::int64_t end, const kernel_table& table,
                             const kernel_options& options, pair_moments& moments) noexcept {
-    accumulate_plan(plan, plan_walk_of(plan, table), begin, end, table, options, moments);
+    accumulate_plan(plan, plan_walk_of(plan, table, options), begin, end, table, options, moments);
 }
 
 } // namespace numgap::kernels

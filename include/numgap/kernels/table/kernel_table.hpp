@@ -22,6 +22,13 @@
 // keeping, and a per-vector NaN test would cost e5m2 its float16 speed.
 // transpose_f32 is transpose_tile (transposed layouts, pair_plan.hpp) and
 // read_two_streams the bandwidth ceiling of the benchmarks, both per arch.
+// band_f32 reads `columns` columns of a band of band_rows rows (the vector
+// width) of a transposed float32 pair straight from memory, one side row by
+// row, the other column by column (band_source.hpp; which is which is told
+// by the strides: entry_points.hpp's band_side), as the fused kernel's
+// positions j * band_rows + c, prefetching where each side's
+// prefetch_offset says the caller reads next; null, with band_rows 0, on the
+// scalar path.
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -39,6 +46,7 @@
 #include <numgap/kernels/isa.hpp>
 #include <numgap/kernels/plan/stored_run.hpp>
 #include <numgap/kernels/source/aligned_block_source.hpp>
+#include <numgap/kernels/source/band_source.hpp>
 #include <numgap/kernels/source/block_source.hpp>
 #include <numgap/kernels/source/kernel_source.hpp>
 #include <numgap/kernels/source/read_two_streams.hpp>
@@ -55,6 +63,8 @@ struct kernel_table {
     widen_f32_function* widen_f32 = nullptr;
     transpose_f32_function* transpose_f32 = nullptr;
     read_two_streams_function* read_two_streams = nullptr;
+    band_f32_function* band_f32 = nullptr;
+    std::size_t band_rows = 0;
 };
 
 namespace detail {
@@ -120,6 +130,24 @@ void visit_stored_run(const stored_run& run, std::size_t n, Visit&& visit) noexc
     case dtype::int16: return widening(std::int16_t{});
     case dtype::uint16: return widening(std::uint16_t{});
     default: NUMGAP_ASSERT(false && "run_f32 reads float32, 16-bit floats, the MX element formats and 4/8/16-bit integers only");
+    }
+}
+
+// Precondition: one side has column_stride 1, the other row_stride 1.
+template <class Arch>
+void band_entry(const band_side& reference, const band_side& target, std::size_t columns, const kernel_options& options,
+                pair_moments& moments) noexcept {
+    using rows = row_band_source<Arch>;
+    using by_column = column_band_source<Arch>;
+    const std::size_t n = columns * rows::width;
+    if (reference.column_stride == 1) {
+        NUMGAP_ASSERT(target.row_stride == 1);
+        accumulate_pair(Arch{}, rows{reference.data, reference.row_stride, reference.prefetch_offset},
+                        by_column{target.data, target.column_stride, target.prefetch_offset}, n, options, moments);
+    } else {
+        NUMGAP_ASSERT(reference.row_stride == 1 && target.column_stride == 1);
+        accumulate_pair(Arch{}, by_column{reference.data, reference.column_stride, reference.prefetch_offset},
+                        rows{target.data, target.row_stride, target.prefetch_offset}, n, options, moments);
     }
 }
 
@@ -195,6 +223,16 @@ std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, con
                                  std::size_t second_bytes) noexcept {
     return read_two_streams(Arch{}, first, first_bytes, second, second_bytes);
 }
+// The scalar path has no band: one lane would be one row.
+template <class Arch>
+constexpr band_f32_function* band_entry_of() noexcept {
+    if constexpr (std::is_same_v<Arch, scalar_arch>) return nullptr;
+    else return &band_entry<Arch>;
+}
+template <class Arch>
+constexpr std::size_t band_rows_of() noexcept {
+    return std::is_same_v<Arch, scalar_arch> ? 0 : lanes<Arch, float>::width;
+}
 } // namespace detail
 
 template <class Arch>
@@ -206,7 +244,9 @@ kernel_table make_kernel_table() noexcept {
             &detail::runs_entry<Arch>,
             &detail::widen_entry<Arch>,
             &detail::transpose_entry<Arch>,
-            &detail::read_streams_entry<Arch>};
+            &detail::read_streams_entry<Arch>,
+            detail::band_entry_of<Arch>(),
+            detail::band_rows_of<Arch>()};
 }
 
 } // namespace numgap::kernels
