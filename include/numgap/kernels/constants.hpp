@@ -26,7 +26,8 @@ inline constexpr std::int64_t most_tile_rows = 64;
 
 // How far ahead of its reads the fused kernel asks a source to prefetch, in
 // elements (fused/fused_kernel.hpp says why 512); a band source, which
-// prefetches the next band piece instead, takes it off again.
+// prefetches a later band piece instead (table/accumulate_bands.hpp), takes
+// it off again.
 inline constexpr std::size_t fused_prefetch_distance = 512;
 
 // Transposed pairs walked in bands (table/accumulate_bands.hpp) of more

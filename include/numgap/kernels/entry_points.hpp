@@ -29,8 +29,8 @@ using transpose_f32_function = void(const float* in, std::int64_t in_stride, std
 // One side of a band of a transposed pair (kernel_table::band_f32): element
 // (row c, column j) at data[c * row_stride + j * column_stride]; the row-major
 // side has column_stride 1, the column-major side row_stride 1.
-// prefetch_offset: where the caller reads next, as elements from data (the
-// kernel prefetches there, as it reads here), or 0: no prefetch.
+// prefetch_offset: where the caller reads a few pieces later, as elements
+// from data (the kernel prefetches there, as it reads here), or 0: none.
 struct band_side {
     const float* data;
     std::int64_t row_stride, column_stride;

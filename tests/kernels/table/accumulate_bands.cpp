@@ -284,13 +284,82 @@ TEST_CASE("accumulate_bands: NaN and infinities on either side are counted exact
             CHECK(moments.target.positive_inf_count == 1);
             CHECK(moments.target.negative_inf_count == 1);
             CHECK(std::isnan(moments.sum_abs_diff));
+            // The same counts over ranges that cut columns, pieces and the NaNs' own columns.
+            const std::int64_t count = moments.count;
+            const pair_moments cut = over_ranges(pair, table, {kernels::kernel_feature::side_counts},
+                                                 {3, 6, 1000, band * 301 + 299, band * 301 + 301, count});
+            CHECK(cut.reference.nan_count == 1);
+            CHECK(cut.reference.positive_inf_count == 1);
+            CHECK(cut.reference.negative_inf_count == 1);
+            CHECK(cut.target.nan_count == 1);
+            CHECK(cut.target.positive_inf_count == 1);
+            CHECK(cut.target.negative_inf_count == 1);
         }
+    }
+}
+
+TEST_CASE("accumulate_bands: padded and negative strides, and a pair large enough to prefetch") {
+    for (const kernel_table& table : band_tables()) {
+        const std::string_view arch = table.arch_name;
+        CAPTURE(arch);
+        const auto band = std::int64_t(table.band_rows);
+        // Logical [2, rows, columns]; the row-major side's rows stored
+        // bottom-up with 5 floats of padding, the column-major side's
+        // columns 3 floats apart beyond its rows.
+        const std::int64_t outer = 2, rows = 2 * band + 3, columns = 300;
+        const std::int64_t row_stride = -(columns + 5), column_stride = rows + 3;
+        std::vector<float> row_major(std::size_t(outer * rows * (columns + 5))),
+            column_major(std::size_t(outer * columns * column_stride), 1e30f); // padding never read
+        const std::int64_t row_outer = rows * (columns + 5), column_outer = columns * column_stride;
+        std::mt19937 generator(41);
+        std::uniform_int_distribution<int> value(-8, 8);
+        pair_moments expected;
+        for (std::int64_t o = 0; o < outer; ++o)
+            for (std::int64_t r = 0; r < rows; ++r)
+                for (std::int64_t c = 0; c < columns; ++c) {
+                    const float x = float(value(generator)), y = float(value(generator));
+                    row_major[std::size_t(o * row_outer + (rows - 1 - r) * (columns + 5) + c)] = x;
+                    column_major[std::size_t(o * column_outer + c * column_stride + r)] = y;
+                    const double d = double(x) - double(y);
+                    expected.sum_squared_diff += d * d;
+                    expected.sum_abs_diff += std::fabs(d);
+                    expected.max_abs_diff = std::max(expected.max_abs_diff, std::fabs(d));
+                    expected.sum_squared_reference += double(x) * x;
+                    expected.sum_squared_target += double(y) * y;
+                    expected.sum_diff_times_sum += d * (double(x) + y);
+                }
+        expected.count = outer * rows * columns;
+        const std::int64_t shape[] = {outer, rows, columns}, reference_strides[] = {row_outer, row_stride, 1};
+        const std::int64_t target_strides[] = {column_outer, 1, column_stride};
+        const numgap::tensor_view reference(row_major.data() + (rows - 1) * (columns + 5), shape, reference_strides);
+        const numgap::tensor_view target(column_major.data(), shape, target_strides);
+        REQUIRE(kernels::plan_walk_of(kernels::make_pair_plan(reference, target, table), table, {}) ==
+                kernels::plan_walk::bands);
+        pair_moments moments;
+        kernels::accumulate_views(reference, target, table, {}, moments);
+        check_same_sums(moments, expected);
+        pair_moments swapped; // the column-major side as the reference
+        kernels::accumulate_views(target, reference, table, {}, swapped);
+        CHECK(swapped.sum_squared_diff == expected.sum_squared_diff);
+        CHECK(swapped.sum_diff_times_sum == -expected.sum_diff_times_sum);
+        CHECK(swapped.sum_squared_reference == expected.sum_squared_target);
+
+        // More than band_prefetch_from elements: the pieces prefetch ahead.
+        const band_pair large =
+            make_pair(1, 2 * band + 5, kernels::band_prefetch_from / (2 * band + 5) + 1000, true, false, 43);
+        REQUIRE(std::int64_t(large.reference.size()) > kernels::band_prefetch_from);
+        pair_moments large_moments;
+        kernels::accumulate_views(large.reference_view(), large.target_view(), table, {}, large_moments);
+        check_same_sums(large_moments, oracle(large));
     }
 }
 
 TEST_CASE("accumulate_bands: evaluate() on an NHWC pair gives one thread's results on two") {
     // [1, 32, 96, 100] against NHWC: 307200 elements, two threads' worth.
     const band_pair pair = make_pair(1, 32, 9600, true, false, 31);
+    const kernel_table table = kernels::active_kernels();
+    if (table.band_f32 != nullptr)
+        CHECK(kernels::plan_walk_of(plan_of(pair, table), table, {}) == kernels::plan_walk::bands);
     numgap::metric_set metrics;
     metrics.add(numgap::cosine{}).add(numgap::mse{}).add(numgap::max_abs{}).add(numgap::l1{});
     const numgap::evaluation one = numgap::evaluate(pair.reference_view(), pair.target_view(), metrics, {.threads = 1});

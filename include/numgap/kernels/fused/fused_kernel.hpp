@@ -334,8 +334,20 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
             if constexpr (flushes_moments)
                 if (since_flush == moment_flush) flush_moments();
         }
-        // Fewer than a step's vectors: one value each on set 0's lanes,
-        // counted as a whole stride so since_flush bounds every set's chain.
+        // Fewer than a step's vectors: one value each on set 0's lanes (a
+        // grouped step's, up to group_vectors - 1, in turn on the sets, so a
+        // chunk that never flushes still gives no chain more than 64),
+        // counted as a whole stride so a flush at a later segment of the
+        // chunk still bounds every set's chain.
+        if constexpr (grouped) {
+            for_each_index<int(group_vectors) - 1>([&](auto v) {
+                if (i + width <= n) {
+                    step(std::integral_constant<int, v % sets>{}, i);
+                    i += width;
+                    since_flush += stride;
+                }
+            });
+        }
         for (; i + width <= n; i += width) {
             step(std::integral_constant<int, 0>{}, i);
             since_flush += stride;

@@ -19,11 +19,11 @@
 // and the arithmetic took turns (51% of the two-stream read at 2^26 on Zen
 // 5); fed column by column both stay in flight together
 // (fused/fused_kernel.hpp, table/accumulate_bands.hpp).
-// prefetch(i, n): with a prefetch_offset (where the walk reads next, in
+// prefetch(i, n): with a prefetch_offset (where the walk reads later, in
 // elements from data; 0: none), both sources fetch what they read at
 // i - fused_prefetch_distance (the kernel's own lead, taken off), at that
-// offset: the next band piece, a kernel chunk ahead whatever the number of
-// rows. A row-major side spreads its rows' prefetches over four
+// offset: the piece accumulate_bands reads a few pieces on, whatever the
+// number of rows. A row-major side spreads its rows' prefetches over four
 // calls (calls step four columns), one line per row every 16 columns.
 // Precondition: row_stride / column_stride address valid elements for every
 // position read; positions are multiples of width where a vector is loaded.
