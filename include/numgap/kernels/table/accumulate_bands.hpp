@@ -61,7 +61,7 @@ inline constexpr std::int64_t shortest_band_row = 128;
 inline bool walks_in_bands(const pair_plan& plan, const kernel_table& table, const kernel_options& options) noexcept {
     if (table.band_f32 == nullptr || table.band_rows == 0 || plan.rank < 2) return false;
     if ((options.features & ~kernel_feature::side_counts) != 0) return false;
-    if (!detail::transposed_pair(plan) || !detail::tile_by_transpose(plan)) return false;
+    if (!detail::tile_by_transpose(plan)) return false; // plain float32 on both sides
     const std::size_t last = std::size_t(plan.rank - 1);
     const auto row_major = [&](const plan_side& side) { return side.strides[last] == 1; };
     const auto column_major = [&](const plan_side& side) {
