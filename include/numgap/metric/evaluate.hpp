@@ -113,7 +113,7 @@ inline void merge_partial(pass_partial& into, const pass_partial& from,
 
 inline pass_partial run_fused_pass(const kernels::pair_plan& plan, const kernels::kernel_options& options,
                                    const std::vector<const erased_reduction*>& reductions, std::size_t threads) {
-    const kernels::kernel_table table = kernels::active_kernels();
+    const kernels::kernel_table& table = kernels::active_kernels();
     const std::int64_t most_workers = std::max<std::int64_t>(1, plan.count / min_elements_per_thread);
     const std::size_t workers = std::min(resolve_threads(threads), static_cast<std::size_t>(most_workers));
     if (workers == 1) {

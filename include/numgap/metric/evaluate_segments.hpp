@@ -271,7 +271,7 @@ inline evaluation evaluate_segments(const segmented_view& reference, const segme
     for (const detail::segment_piece& piece : pieces) validate_pair(piece.reference, piece.target);
 
     const detail::pass_layout& layout = detail::metric_set_access::layout(metrics);
-    const kernels::kernel_table table = kernels::active_kernels();
+    const kernels::kernel_table& table = kernels::active_kernels();
     std::int64_t outer = 1;
     for (int d = 0; d < axis; ++d) outer *= reference_shape[std::size_t(d)];
     std::optional<kernels::pair_moments> interleaved;

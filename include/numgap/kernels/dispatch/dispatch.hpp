@@ -148,14 +148,16 @@ void append_supported(xsimd::arch_list<Archs...>, std::vector<kernel_table>& tab
 } // namespace detail
 
 // The kernels evaluate() uses: the best architecture's (tuned_for_this_cpu).
-inline kernel_table active_kernels() noexcept {
+// One table, made on first use and returned by reference: a call reads a
+// few of its pointers and has no need of a copy.
+inline const kernel_table& active_kernels() noexcept {
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH
     static const kernel_table table =
         detail::tuned_for_this_cpu(xsimd::dispatch<dispatch_archs>(detail::pick_kernels{})());
-    return table;
 #else
-    return make_kernel_table<native_arch>();
+    static const kernel_table table = make_kernel_table<native_arch>();
 #endif
+    return table;
 }
 
 // Every kernel this program can run on this CPU: the scalar fallback, the

@@ -147,14 +147,15 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     // Accumulator sets: as many as the registers hold without spilling (a
     // spilled accumulator is a store-to-load chain through L1 every step:
     // GCC 12 spilled one of AVX2's twelve and ran at 0.41x, Zen 3). 32
-    // registers: four sets, or two with the side accumulators (at 11 or 15
+    // registers: four sets (two with 512-bit vectors: simd_lanes.hpp), or two
+    // with the side accumulators (at 11 or 15
     // operations a step the loop is bound by throughput, so two hide every
     // latency). 16 registers: two sets sharing one max accumulator (eleven),
     // or one set with the side accumulators (eight, or twelve with min and
     // max; latency-bound: two sets would need thirteen plus the temporaries,
     // and GCC 12 kept four of them on the stack). A grouped source's step
     // holds its group of vectors of both sides as well: two sets, or one.
-    constexpr bool wide_register_file = ops::accumulator_sets == 4; // 32 registers (or scalar)
+    constexpr bool wide_register_file = ops::wide_register_file; // 32 registers (or scalar)
     constexpr std::size_t group_vectors = larger(group_vectors_of<ReferenceSource>(), group_vectors_of<TargetSource>());
     constexpr bool grouped = group_vectors > 1;
     constexpr int sets = (!Sides && !grouped) ? ops::accumulator_sets : wide_register_file ? 2 : 1;
@@ -245,10 +246,10 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     constexpr std::size_t side_flush = width * 32;
     [[maybe_unused]] double side_sum[2] = {0, 0};
     // The moments' chains are bounded too: a chunk gives each lane
-    // flush_interval / (width * sets) values: 32 or 64 on AVX-512 (64 or 32
-    // lanes in all), 128 with 16 lanes (AVX2, NEON without side statistics),
-    // 256 with 8 (AVX2's and NEON's side tier, SSE2 without it) and 512 on
-    // the scalar path. Over two or three chunks those errors do not average
+    // flush_interval / (width * sets) values: 64 on AVX-512 (32 lanes in
+    // all), 128 with 16 lanes (AVX2, NEON without side statistics, AVX-512's
+    // float64), 256 with 8 (AVX2's and NEON's side tier, SSE2 without it) and
+    // 512 on the scalar path. Over two or three chunks those errors do not average
     // out: at 256 sum |r-t| missed 1e-7 relative on NEON, at 128 sum (r-t)^2
     // on AVX2 (tests/kernels/fused/fused_kernel.cpp). So every lane's chain
     // is flushed into float64 after at most 64 values, counted across the
