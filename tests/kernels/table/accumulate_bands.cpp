@@ -7,7 +7,9 @@
 // the band height and the column blocks, several outer indices and negative
 // strides; every partition of the walk into ranges (cut inside columns,
 // pieces and blocks) summing to the whole; NaN / +-Inf counts from either
-// side; and evaluate() on such a pair alike with one and two threads.
+// side; and evaluate() on such a pair alike with one and two threads. Where
+// a table has a square band kernel (AVX-512), everything runs with it and
+// without it, and the walk is shown to take it up to square_most_bands bands.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -142,11 +144,35 @@ pair_moments over_ranges(const band_pair& pair, const kernel_table& table, const
     return total;
 }
 
+// Every table with a band walk; one with a square band kernel also without
+// it, so the four-column kernel is pinned on those arches for every shape.
 std::vector<kernel_table> band_tables() {
     std::vector<kernel_table> tables;
-    for (const kernel_table& table : kernels::available_kernels())
-        if (table.band_f32 != nullptr) tables.push_back(table);
+    for (const kernel_table& table : kernels::available_kernels()) {
+        if (table.band_f32 == nullptr) continue;
+        tables.push_back(table);
+        if (table.band_square_f32 == nullptr) continue;
+        kernel_table four_columns = table;
+        four_columns.band_square_f32 = nullptr;
+        four_columns.arch_name = "avx512bw without the square band kernel";
+        tables.push_back(four_columns);
+    }
     return tables;
+}
+
+// Band kernels that count their calls before running the real ones.
+kernels::band_f32_function* real_square = nullptr;
+kernels::band_f32_function* real_four_columns = nullptr;
+int square_calls = 0, four_column_calls = 0;
+void counted_square(const kernels::band_side& reference, const kernels::band_side& target, std::size_t columns,
+                    const kernel_options& options, pair_moments& moments) noexcept {
+    ++square_calls;
+    real_square(reference, target, columns, options, moments);
+}
+void counted_four_columns(const kernels::band_side& reference, const kernels::band_side& target, std::size_t columns,
+                          const kernel_options& options, pair_moments& moments) noexcept {
+    ++four_column_calls;
+    real_four_columns(reference, target, columns, options, moments);
 }
 
 } // namespace
@@ -193,7 +219,8 @@ TEST_CASE(
         const std::string_view arch = table.arch_name;
         const auto band = std::int64_t(table.band_rows);
         const std::int64_t block = std::int64_t(4 * kernels::flush_interval) / band; // band_piece_elements / rows
-        for (const std::int64_t rows : {band - 1, band, band + 1, 2 * band + 3, 4 * band})
+        const std::int64_t many_bands = (kernels::square_most_bands + 1) * band + 3;
+        for (const std::int64_t rows : {band - 1, band, band + 1, 2 * band + 3, 4 * band, many_bands})
             for (const std::int64_t columns : {std::int64_t(1), std::int64_t(17), kernels::shortest_band_row,
                                                kernels::shortest_band_row + 3, block - 1, block + 7})
                 for (const std::int64_t outer : {std::int64_t(1), std::int64_t(2)})
@@ -220,6 +247,30 @@ TEST_CASE(
                             CHECK(moments.target.positive_inf_count == 0);
                         }
                     }
+    }
+}
+
+TEST_CASE("accumulate_bands: the square band kernel up to square_most_bands bands, the four-column one beyond") {
+    for (const kernel_table& table : kernels::available_kernels()) {
+        if (table.band_square_f32 == nullptr) continue;
+        const std::string_view arch = table.arch_name;
+        CAPTURE(arch);
+        real_square = table.band_square_f32;
+        real_four_columns = table.band_f32;
+        kernel_table counting = table;
+        counting.band_square_f32 = &counted_square;
+        counting.band_f32 = &counted_four_columns;
+        const auto band = std::int64_t(table.band_rows);
+        for (const std::int64_t bands : {std::int64_t(1), kernels::square_most_bands, kernels::square_most_bands + 1}) {
+            CAPTURE(bands);
+            const band_pair pair = make_pair(2, bands * band + 1, 300, true, false, unsigned(bands));
+            square_calls = four_column_calls = 0;
+            pair_moments moments;
+            kernels::accumulate_views(pair.reference_view(), pair.target_view(), counting, {}, moments);
+            check_same_sums(moments, oracle(pair));
+            CHECK((square_calls > 0) == (bands <= kernels::square_most_bands));
+            CHECK((four_column_calls > 0) == (bands > kernels::square_most_bands));
+        }
     }
 }
 

@@ -109,7 +109,8 @@ TEST_CASE("cpu_family decodes CPUID leaf 1 signatures") {
     CHECK(cpu_family(0x00050654u) == 6);  // Intel Skylake-SP
 }
 
-TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 where 512-bit shuffles are split") {
+TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and no square band kernel where 512-bit "
+          "shuffles are split") {
     const numgap::kernels::kernel_table active = numgap::kernels::active_kernels();
     const std::vector<numgap::kernels::kernel_table> tables = numgap::kernels::available_kernels();
     // The active arch's own table: the last listed by that name (dispatched
@@ -128,10 +129,22 @@ TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 whe
     for (const auto& table : tables)
         if (std::string_view(table.arch_name) == "fma3+avx2") avx2 = &table;
     CAPTURE(split);
-    if (split && avx2 != nullptr) CHECK((active.transpose_f32 == avx2->transpose_f32));
-    else CHECK((active.transpose_f32 == best.transpose_f32));
+    if (split && avx2 != nullptr) {
+        CHECK((active.transpose_f32 == avx2->transpose_f32));
+        CHECK((active.band_square_f32 == nullptr)); // the same 16x16 transpose, in the band walk
+    } else {
+        CHECK((active.transpose_f32 == best.transpose_f32));
+        CHECK((active.band_square_f32 == best.band_square_f32));
+    }
 #else
     CHECK((active.transpose_f32 == best.transpose_f32));
+    CHECK((active.band_square_f32 == best.band_square_f32));
 #endif
+    CHECK((active.band_f32 == best.band_f32));
+    // The square band kernel exists exactly where a vector holds 16 floats (AVX-512).
+    for (const auto& table : tables) {
+        CAPTURE(std::string_view(table.arch_name));
+        CHECK((table.band_square_f32 != nullptr) == (table.band_rows == 16));
+    }
 }
 } // TEST_SUITE("kernels")

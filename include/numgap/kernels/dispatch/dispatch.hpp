@@ -130,11 +130,15 @@ bool cpu_supports() noexcept {
 // rather than AVX-512's 16x16 (64 split shuffles per 256 elements):
 // evaluate() on an NHWC pair 1.4x faster at 2^16 and 2^20 and 1.16x at 2^26
 // on Zen 4 (README, "Which kernel dispatch picks"). The fused loop stays
-// AVX-512 (1.1-1.2x AVX2 in cache there).
+// AVX-512 (1.1-1.2x AVX2 in cache there). For the same reason the band walk
+// keeps its four-column kernel there (the square one is that same 16x16
+// transpose, measured faster on Zen 5 only).
 inline kernel_table tuned_for_this_cpu(kernel_table table) noexcept {
     if (std::string_view(table.arch_name) == xsimd::avx512bw::name() && cpu_splits_512_bit_operations() &&
-        cpu_supports<xsimd::fma3<xsimd::avx2>>())
+        cpu_supports<xsimd::fma3<xsimd::avx2>>()) {
         table.transpose_f32 = arch_kernels<xsimd::fma3<xsimd::avx2>>::table().transpose_f32;
+        table.band_square_f32 = nullptr;
+    }
     return table;
 }
 #else

@@ -2,7 +2,8 @@
 // AVX-512 forms of the per-instruction-set operations (kernels/isa.hpp), for
 // xsimd::avx512f and the architectures derived from it (CD, DQ, BW).
 // Declared only when the translation unit is compiled with AVX-512F.
-//   vector_registers: 32 (zmm0-31), as generic.hpp; four accumulator sets.
+//   vector_registers: 32 (zmm0-31), as generic.hpp; two accumulator sets
+//     all the same, for 512-bit vectors (source/simd_lanes.hpp).
 //   multiply_add: the intrinsic, because xsimd 8.1's fma on AVX-512 batches
 //     is not emitted as a fused instruction by clang 14.
 //   lane_max / lane_min / reduce_sum, and every AVX-512 intrinsic here, use
@@ -29,10 +30,12 @@
 //     reads only the index's low 5 bits), and bit 5 moves to the sign bit.
 //   widen_float16_vectors: 16 float16 per vcvtph2ps, except vectors holding a
 //     NaN, converted portably (vcvtph2ps would quiet a signalling NaN).
-//   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements.
+//   transpose_block: 16x16 float32 block, 64 shuffles per 256 elements
+//     (transpose_16x16 in registers).
 //   load_columns: four columns of 16 rows: rows g, g + 4, g + 8, g + 12
 //     share a vector (one 128-bit piece each, 12 inserts), then a 4x4
-//     transpose within each 128-bit lane (4 unpacks, 4 shuffles).
+//     transpose within each 128-bit lane (4 unpacks, 4 shuffles); sixteen
+//     columns: one load per row and transpose_16x16.
 // Complexity: O(1) per call (widen_float16_vectors: O(n)). Throws: nothing.
 #include <numgap/kernels/isa/generic.hpp>
 
@@ -224,9 +227,9 @@ NUMGAP_ALWAYS_INLINE void load_columns(xsimd::avx512f, const float* first, std::
     out[3] = _mm512_maskz_shuffle_ps(all_16_lanes, high01, high23, _MM_SHUFFLE(3, 2, 3, 2));
 }
 
-inline void transpose_block(xsimd::avx512f, const float* in, std::int64_t in_stride, float* out, std::int64_t out_stride) noexcept {
-    __m512 rows[16], pairs[16];
-    for (int i = 0; i < 16; ++i) rows[i] = _mm512_loadu_ps(in + i * in_stride);
+// rows[k] becomes column k of the 16 x 16 block rows[0..15] held.
+NUMGAP_ALWAYS_INLINE void transpose_16x16(__m512 (&rows)[16]) noexcept {
+    __m512 pairs[16];
     for (int i = 0; i < 8; ++i) {
         pairs[2 * i] = _mm512_maskz_unpacklo_ps(all_16_lanes, rows[2 * i], rows[2 * i + 1]);
         pairs[2 * i + 1] = _mm512_maskz_unpackhi_ps(all_16_lanes, rows[2 * i], rows[2 * i + 1]);
@@ -247,11 +250,28 @@ inline void transpose_block(xsimd::avx512f, const float* in, std::int64_t in_str
         const __m512 high01 = _mm512_maskz_shuffle_f32x4(all_16_lanes, quads[m], quads[4 + m], 0xEE);
         const __m512 low23 = _mm512_maskz_shuffle_f32x4(all_16_lanes, quads[8 + m], quads[12 + m], 0x44);
         const __m512 high23 = _mm512_maskz_shuffle_f32x4(all_16_lanes, quads[8 + m], quads[12 + m], 0xEE);
-        _mm512_storeu_ps(out + (0 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, low01, low23, 0x88));
-        _mm512_storeu_ps(out + (4 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, low01, low23, 0xDD));
-        _mm512_storeu_ps(out + (8 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, high01, high23, 0x88));
-        _mm512_storeu_ps(out + (12 + m) * out_stride, _mm512_maskz_shuffle_f32x4(all_16_lanes, high01, high23, 0xDD));
+        rows[0 + m] = _mm512_maskz_shuffle_f32x4(all_16_lanes, low01, low23, 0x88);
+        rows[4 + m] = _mm512_maskz_shuffle_f32x4(all_16_lanes, low01, low23, 0xDD);
+        rows[8 + m] = _mm512_maskz_shuffle_f32x4(all_16_lanes, high01, high23, 0x88);
+        rows[12 + m] = _mm512_maskz_shuffle_f32x4(all_16_lanes, high01, high23, 0xDD);
     }
+}
+
+inline void transpose_block(xsimd::avx512f, const float* in, std::int64_t in_stride, float* out,
+                            std::int64_t out_stride) noexcept {
+    __m512 rows[16];
+    for (int i = 0; i < 16; ++i) rows[i] = _mm512_loadu_ps(in + i * in_stride);
+    transpose_16x16(rows);
+    for (int k = 0; k < 16; ++k) _mm512_storeu_ps(out + k * out_stride, rows[k]);
+}
+
+template <class Arch>
+NUMGAP_ALWAYS_INLINE void load_columns(xsimd::avx512f, const float* first, std::int64_t row_stride,
+                                       xsimd::batch<float, Arch> (&out)[16]) noexcept {
+    __m512 rows[16];
+    for (int i = 0; i < 16; ++i) rows[i] = _mm512_loadu_ps(first + i * row_stride);
+    transpose_16x16(rows);
+    for (int k = 0; k < 16; ++k) out[k] = rows[k];
 }
 
 } // namespace NUMGAP_ISA_NAMESPACE

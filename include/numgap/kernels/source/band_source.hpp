@@ -3,17 +3,21 @@
 // fused kernel reads them: `width` rows (the vector width, one lane per row)
 // walked column by column, so position p is row p % width of column
 // p / width. Both sources read the tensor where it lies; no tile buffer.
-//   row_band_source<Arch>: the side stored row by row (element (c, j) at
-//     data[c * row_stride + j]); load_group(i) gives the four columns from
-//     i / width on with one 128-bit load per row and an in-register transpose
+//   row_band_source<Arch, Group>: the side stored row by row (element (c, j)
+//     at data[c * row_stride + j]); load_group(i) gives the Group columns
+//     from i / width on with one load per row (128 bits for four columns, a
+//     whole vector for `width`) and an in-register transpose
 //     (isa::load_columns), so memory is read as `width` sequential streams,
 //     each line once, interleaved with the arithmetic. load(i) alone gathers
 //     one column element by element: the kernel takes it only for the last
-//     columns of a band (fewer than four) and for the careful re-reads of a
+//     columns of a band (fewer than Group) and for the careful re-reads of a
 //     chunk holding a NaN or an infinity.
-//   column_band_source<Arch>: the side stored column by column (element
-//     (c, j) at data[j * column_stride + c]: NHWC, one column's rows
+//   column_band_source<Arch, Group>: the side stored column by column
+//     (element (c, j) at data[j * column_stride + c]: NHWC, one column's rows
 //     contiguous): load_group(i) / load(i) are plain vector loads.
+//   Group: four columns (every ISA), or `width` (AVX-512's square form,
+//     kernel_table::band_square_f32: sixteen columns, each row's line read
+//     whole by one load; table/accumulate_bands.hpp says when).
 // Why: walking a transposed pair in tiles copied through an L1 buffer read
 // the row-major side in bursts of a tile's width, then computed: the loads
 // and the arithmetic took turns (51% of the two-stream read at 2^26 on Zen
@@ -23,8 +27,8 @@
 // elements from data; 0: none), both sources fetch what they read at
 // i - fused_prefetch_distance (the kernel's own lead, taken off), at that
 // offset: the piece accumulate_bands reads a few pieces on, whatever the
-// number of rows. A row-major side spreads its rows' prefetches over four
-// calls (calls step four columns), one line per row every 16 columns.
+// number of rows. A row-major side fetches one line per row every 16
+// columns: with four-column calls, a quarter of the rows a call.
 // Precondition: row_stride / column_stride address valid elements for every
 // position read; positions are multiples of width where a vector is loaded.
 // Complexity: O(1) per call (load: O(width)). Throws: nothing.
@@ -56,13 +60,14 @@ NUMGAP_ALWAYS_INLINE void prefetch_each(const float* base, std::int64_t offset, 
      ...);
 }
 
-template <class Arch>
+template <class Arch, std::size_t Group = 4>
 struct row_band_source {
     using value_type = float;
     using ops = lanes<Arch, float>;
     using batch = typename ops::batch;
     static constexpr std::size_t width = ops::width;
-    static constexpr std::size_t group_vectors = 4; // columns per load_group
+    static constexpr std::size_t group_vectors = Group; // columns per load_group
+    static_assert(Group == 4 || Group == width);
     const float* data;
     std::int64_t row_stride;
     std::int64_t prefetch_offset;
@@ -80,24 +85,25 @@ struct row_band_source {
     }
     NUMGAP_ALWAYS_INLINE void prefetch(std::size_t i, std::size_t) const noexcept {
         if (prefetch_offset == 0) return;
-        static_assert(width % 4 == 0);
-        constexpr std::int64_t rows_per_call = std::int64_t(width / 4);
+        static_assert(width * Group % 16 == 0);
+        constexpr auto rows_per_call = std::int64_t(width * Group / 16), calls = std::int64_t(16 / Group);
         const std::int64_t column = (std::int64_t(i) - std::int64_t(fused_prefetch_distance)) / std::int64_t(width);
-        prefetch_each(data, prefetch_offset + column / 4 % 4 * rows_per_call * row_stride + column, row_stride,
-                      std::make_index_sequence<std::size_t(rows_per_call)>{});
+        prefetch_each(data,
+                      prefetch_offset + column / std::int64_t(Group) % calls * rows_per_call * row_stride + column,
+                      row_stride, std::make_index_sequence<std::size_t(rows_per_call)>{});
     }
     row_band_source advanced(std::size_t k) const noexcept {
         return {data + std::int64_t(k / width), row_stride, prefetch_offset};
     }
 };
 
-template <class Arch>
+template <class Arch, std::size_t Group = 4>
 struct column_band_source {
     using value_type = float;
     using ops = lanes<Arch, float>;
     using batch = typename ops::batch;
     static constexpr std::size_t width = ops::width;
-    static constexpr std::size_t group_vectors = 4; // as row_band_source's: one address serves four loads
+    static constexpr std::size_t group_vectors = Group; // as row_band_source's: one address serves the group
     const float* data;
     std::int64_t column_stride;
     std::int64_t prefetch_offset;

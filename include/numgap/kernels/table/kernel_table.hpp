@@ -28,7 +28,9 @@
 // by the strides: entry_points.hpp's band_side), as the fused kernel's
 // positions j * band_rows + c, prefetching where each side's
 // prefetch_offset says the caller reads next; null, with band_rows 0, on the
-// scalar path.
+// scalar path. band_square_f32 does the same sixteen columns a step, each
+// row's line read by one load and transposed in registers (AVX-512 only;
+// null elsewhere; accumulate_bands.hpp says when it is taken).
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -65,6 +67,7 @@ struct kernel_table {
     read_two_streams_function* read_two_streams = nullptr;
     band_f32_function* band_f32 = nullptr;
     std::size_t band_rows = 0;
+    band_f32_function* band_square_f32 = nullptr;
 };
 
 namespace detail {
@@ -134,11 +137,11 @@ void visit_stored_run(const stored_run& run, std::size_t n, Visit&& visit) noexc
 }
 
 // Precondition: one side has column_stride 1, the other row_stride 1.
-template <class Arch>
+template <class Arch, std::size_t Group>
 void band_entry(const band_side& reference, const band_side& target, std::size_t columns, const kernel_options& options,
                 pair_moments& moments) noexcept {
-    using rows = row_band_source<Arch>;
-    using by_column = column_band_source<Arch>;
+    using rows = row_band_source<Arch, Group>;
+    using by_column = column_band_source<Arch, Group>;
     const std::size_t n = columns * rows::width;
     if (reference.column_stride == 1) {
         NUMGAP_ASSERT(target.row_stride == 1);
@@ -227,7 +230,13 @@ std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, con
 template <class Arch>
 constexpr band_f32_function* band_entry_of() noexcept {
     if constexpr (std::is_same_v<Arch, scalar_arch>) return nullptr;
-    else return &band_entry<Arch>;
+    else return &band_entry<Arch, 4>;
+}
+template <class Arch>
+constexpr band_f32_function* band_square_entry_of() noexcept {
+    if constexpr (std::is_same_v<Arch, scalar_arch>) return nullptr;
+    else if constexpr (lanes<Arch, float>::width != 16) return nullptr;
+    else return &band_entry<Arch, 16>;
 }
 template <class Arch>
 constexpr std::size_t band_rows_of() noexcept {
@@ -246,7 +255,8 @@ kernel_table make_kernel_table() noexcept {
             &detail::transpose_entry<Arch>,
             &detail::read_streams_entry<Arch>,
             detail::band_entry_of<Arch>(),
-            detail::band_rows_of<Arch>()};
+            detail::band_rows_of<Arch>(),
+            detail::band_square_entry_of<Arch>()};
 }
 
 } // namespace numgap::kernels
