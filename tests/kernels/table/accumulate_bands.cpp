@@ -400,6 +400,13 @@ TEST_CASE("accumulate_bands: padded and negative strides, and a pair large enoug
         pair_moments large_moments;
         kernels::accumulate_views(large.reference_view(), large.target_view(), table, {}, large_moments);
         check_same_sums(large_moments, oracle(large));
+        // Three outer indices of that size: the prefetch counts on into the next one.
+        const std::int64_t outer_columns = kernels::band_prefetch_from / (3 * (band + 1)) + 100;
+        const band_pair images = make_pair(3, band + 1, outer_columns, false, false, 47);
+        REQUIRE(std::int64_t(images.reference.size()) > kernels::band_prefetch_from);
+        pair_moments images_moments;
+        kernels::accumulate_views(images.reference_view(), images.target_view(), table, {}, images_moments);
+        check_same_sums(images_moments, oracle(images));
     }
 }
 

@@ -39,8 +39,8 @@
 // that side of that chunk is read again (count_non_finite), so the moments
 // are bit for bit those of the run without it.
 // A source may hand over several vectors at once (group_vectors, a
-// load_group member: band_source.hpp's row_band_source makes four columns
-// of a transposed band from one set of row loads); the loop then takes that
+// load_group member: band_source.hpp's row_band_source makes four or
+// sixteen columns of a transposed band from one set of row loads); the loop then takes that
 // many vectors a step, on fewer accumulator sets (two with 32 registers, one
 // with 16) so the group and the accumulators fit in registers.
 //
@@ -140,7 +140,7 @@ template <class Arch, class T, bool Sides, bool MinMax, bool ManyStreams = false
 chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>* segments, std::size_t count,
                                pair_moments& moments) noexcept {
     static_assert(Sides || !MinMax, "min and max are a part of the side statistics");
-    NUMGAP_ASSERT(count == 1 || !Sides);
+    NUMGAP_ASSERT(count == 1 || (!Sides && ManyStreams));
     using ops = lanes<Arch, T>;
     using batch = typename ops::batch;
     constexpr std::size_t width = ops::width;
@@ -247,19 +247,23 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     [[maybe_unused]] double side_sum[2] = {0, 0};
     // The moments' chains are bounded too: a chunk gives each lane
     // flush_interval / (width * sets) values: 64 on AVX-512 (32 lanes in
-    // all), 128 with 16 lanes (AVX2, NEON without side statistics, AVX-512's
-    // float64), 256 with 8 (AVX2's and NEON's side tier, SSE2 without it) and
-    // 512 on the scalar path. Over two or three chunks those errors do not average
+    // all), 128 with 16 lanes (AVX2, NEON without side statistics),
+    // 256 with 8 (AVX2's and NEON's side tier, SSE2 without it) and 512 on
+    // the scalar path. Over two or three chunks those errors do not average
     // out: at 256 sum |r-t| missed 1e-7 relative on NEON, at 128 sum (r-t)^2
     // on AVX2 (tests/kernels/fused/fused_kernel.cpp). So every lane's chain
     // is flushed into float64 after at most 64 values, counted across the
-    // chunk's segments.
+    // chunk's segments: a chunk of several segments (accumulate_runs) checks
+    // inside each segment too, even where one chunk of a single segment
+    // cannot exceed the bound (AVX-512 float32: 64 values a lane exactly),
+    // since a segment's remainder vectors add to set 0 beyond its share
+    // (without the check, 96 values after 63 runs of 16 elements).
     // A grouped step covers several rounds of the sets.
     constexpr std::size_t set_stride = width * sets;
     constexpr std::size_t stride = grouped ? width * larger(group_vectors, std::size_t(sets)) : set_stride;
     static_assert(stride % set_stride == 0 && side_flush % stride == 0);
     constexpr std::size_t moment_chain = 64;
-    constexpr bool flushes_moments = flush_interval / set_stride > moment_chain;
+    constexpr bool flushes_moments = ManyStreams || flush_interval / set_stride > moment_chain;
     constexpr std::size_t moment_flush = set_stride * moment_chain; // a multiple of side_flush and of stride
     [[maybe_unused]] double flushed[5] = {0, 0, 0, 0, 0};
     // Elements in the moments' chains since their last flush: a chunk of
@@ -332,8 +336,10 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
             }
             if constexpr (Sides) flush_side_sums();
             since_flush += group_end - group_start;
+            // Not at the chunk's very end: the reduction below does the same
+            // (that flush cost evaluate_segments' chunks of many runs ~7%).
             if constexpr (flushes_moments)
-                if (since_flush == moment_flush) flush_moments();
+                if (since_flush == moment_flush && (i < n || segment + 1 < count)) flush_moments();
         }
         // Fewer than a step's vectors: one value each on set 0's lanes (a
         // grouped step's, up to group_vectors - 1, in turn on the sets, so a

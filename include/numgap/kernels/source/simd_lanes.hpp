@@ -28,13 +28,14 @@ struct lanes {
     // registers (AVX-512, NEON64) hold four sets of six sums plus temporaries,
     // 16 (SSE2, AVX2) two sets if they share one max accumulator (eleven
     // chains, enough to hide FMA latency; twelve spilled: fused_kernel.hpp).
-    // 512-bit vectors take two sets all the same: a step of two vectors
-    // already gives each chain nine or more operations between its updates
-    // (every core's FMA latency is at most four cycles), and a chunk's end
-    // then reduces half as many vectors: f32 at 2^10 elements 14% faster on
-    // AMD Zen 5 (0.096 -> 0.082 us), the same from 2^16 on.
+    // 16 floats a vector (AVX-512) take two sets all the same: a step of two
+    // vectors already gives each chain nine or more operations between its
+    // updates (every core's FMA latency is at most four cycles), and a
+    // chunk's end then reduces half as many vectors: f32 at 2^10 elements
+    // 14% faster on AMD Zen 5 (0.096 -> 0.082 us), the same from 2^16 on.
+    // (float64 keeps four: not measured, and two would flush within chunks.)
     static constexpr bool wide_register_file = isa::vector_registers(Arch{}) >= 32;
-    static constexpr int accumulator_sets = !wide_register_file ? 2 : width * sizeof(T) >= 64 ? 2 : 4;
+    static constexpr int accumulator_sets = !wide_register_file ? 2 : (std::is_same_v<T, float> && width == 16) ? 2 : 4;
 
     static batch load(const T* pointer) noexcept { return batch::load_unaligned(pointer); }
     static batch splat(T value) noexcept { return batch(value); }
