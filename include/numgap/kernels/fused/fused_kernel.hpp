@@ -147,7 +147,7 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
     // Accumulator sets: as many as the registers hold without spilling (a
     // spilled accumulator is a store-to-load chain through L1 every step:
     // GCC 12 spilled one of AVX2's twelve and ran at 0.41x, Zen 3). 32
-    // registers: four sets (two with 512-bit vectors: simd_lanes.hpp), or two
+    // registers: four sets (two for float32 on AVX-512: simd_lanes.hpp), or two
     // with the side accumulators (at 11 or 15
     // operations a step the loop is bound by throughput, so two hide every
     // latency). 16 registers: two sets sharing one max accumulator (eleven),
@@ -337,7 +337,7 @@ chunk_finiteness moments_chunk(const run_segment<ReferenceSource, TargetSource>*
             if constexpr (Sides) flush_side_sums();
             since_flush += group_end - group_start;
             // Not at the chunk's very end: the reduction below does the same
-            // (that flush cost evaluate_segments' chunks of many runs ~7%).
+            // (that flush cost evaluate_segments' chunks of many runs 3-10%).
             if constexpr (flushes_moments)
                 if (since_flush == moment_flush && (i < n || segment + 1 < count)) flush_moments();
         }
