@@ -18,8 +18,8 @@ void print(const char* title, const numgap::evaluation& result) {
     std::printf("  %-10s %16s  %-10s %s\n", "metric", "value", "rule", "verdict");
     for (const numgap::metric_result& metric : result.metrics) {
         const std::string rule = metric.rule ? numgap::to_string(*metric.rule) : "-";
-        std::printf("  %-10s %16.9g  %-10s %s\n", metric.name.c_str(), metric.value, rule.c_str(),
-                    metric.passed ? "pass" : "FAIL");
+        std::printf("  %-10.*s %16.9g  %-10s %s\n", int(metric.name.size()), metric.name.data(), metric.value,
+                    rule.c_str(), metric.passed ? "pass" : "FAIL");
     }
     auto side = [](const char* label, const numgap::side_stats& s) {
         std::printf("  %-9s min %.4g  max %.4g  mean %.4g  std %.4g  NaN %lld  +Inf %lld  -Inf %lld\n", label, s.min,

@@ -37,7 +37,7 @@ int main() {
         numgap::evaluate(numgap::view_of_xtensor(reference), numgap::view_of_xtensor(target), metrics);
     std::printf("whole tensor (%lld elements):\n", static_cast<long long>(whole.count));
     for (const numgap::metric_result& m : whole.metrics)
-        std::printf("  %-8s %-12g %s\n", m.name.c_str(), m.value, m.passed ? "pass" : "fail");
+        std::printf("  %-8.*s %-12g %s\n", int(m.name.size()), m.name.data(), m.value, m.passed ? "pass" : "fail");
 
     // Channel 3 of both: rank-3 strided views, still no copy.
     auto reference_channel = xt::view(reference, xt::all(), 3, xt::all(), xt::all());

@@ -65,7 +65,8 @@ int main() {
     const auto result = numgap::evaluate(numgap::tensor_view(std::span<const float>(reference)),
                                          numgap::tensor_view(std::span<const float>(target)), metrics, {2, true});
     for (const auto& metric : result.metrics)
-        std::printf("%-15s %14.9g  %s\n", metric.name.c_str(), metric.value, metric.passed ? "pass" : "FAIL");
+        std::printf("%-15.*s %14.9g  %s\n", int(metric.name.size()), metric.name.data(), metric.value,
+                    metric.passed ? "pass" : "FAIL");
     // The sign flip at element 777 is caught by both user metrics.
     std::printf("overall: %s\n", result.passed() ? "pass" : "FAIL (as intended: one sign flip)");
     return 0;

@@ -15,6 +15,6 @@ int main() {
         numgap::evaluate(numgap::tensor_view(std::span<const float>(reference)),
                          numgap::tensor_view(std::span<const float>(target)), metrics);
     for (const numgap::metric_result& m : result.metrics)
-        std::printf("%-8s %-12g %s\n", m.name.c_str(), m.value, m.passed ? "pass" : "fail");
+        std::printf("%-8.*s %-12g %s\n", int(m.name.size()), m.name.data(), m.value, m.passed ? "pass" : "fail");
     return result.passed() ? 0 : 1;
 }

@@ -13,7 +13,8 @@ int main() {
                          numgap::tensor_view(std::span<const float>(target)),
                          numgap::metric_set::defaults());
     for (const numgap::metric_result& metric : result.metrics)
-        std::printf("%s %.9g %s\n", metric.name.c_str(), metric.value, metric.passed ? "pass" : "fail");
+        std::printf("%.*s %.9g %s\n", int(metric.name.size()), metric.name.data(), metric.value,
+                    metric.passed ? "pass" : "fail");
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH
     // Linked with numgap::dispatch: the kernels were chosen for this CPU.
     std::printf("kernels: %s (run-time dispatch)\n", numgap::kernels::active_kernels().arch_name);

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <span>
 #include <stdexcept>
@@ -23,6 +25,19 @@
 #include "test_support.hpp"
 
 using namespace numgap_test;
+
+// A user metric whose name is built at run time (a static std::string): the
+// results' names view it.
+struct run_time_named_metric {};
+template <>
+struct numgap::metric_traits<run_time_named_metric> {
+    static inline const std::string name = std::string("run_time_") + "named";
+    static constexpr numgap::direction better = numgap::direction::lower_is_better;
+    static constexpr std::optional<numgap::pass_rule> default_rule = std::nullopt;
+    static double compute(const run_time_named_metric&, const numgap::tensor_view&, const numgap::tensor_view&) {
+        return 0.0;
+    }
+};
 
 TEST_SUITE("metric") {
 TEST_CASE("every built-in through evaluate() matches the long-double oracle, 0 (every core), 1 and 3 threads") {
@@ -481,5 +496,29 @@ TEST_CASE("evaluate keeps up to inline_metric_results results inside the evaluat
         CHECK(moved.passed() == original->passed());
         CHECK(moved.find("cosine") != nullptr);
     }
+}
+
+TEST_CASE("evaluate(): a result's name views the metric's static name and outlives the metric_set") {
+    const std::vector<float> reference{1.0f, 2.0f, 3.0f}, target{1.0f, 2.0f, 3.5f};
+    const numgap::tensor_view r{std::span<const float>(reference)}, t{std::span<const float>(target)};
+    numgap::evaluation result;
+    {
+        auto metrics = std::make_unique<numgap::metric_set>(all_builtins());
+        metrics->add(run_time_named_metric{});
+        result = numgap::evaluate(r, t, *metrics);
+    } // the set is gone (ASan would see a view into it)
+    const std::size_t builtins = numgap::builtin_metric_names().size();
+    REQUIRE(result.metrics.size() == builtins + 1);
+    std::size_t i = 0;
+    numgap::for_each_builtin_metric([&](auto metric) {
+        CHECK(result.metrics[i].name == decltype(metric)::name);
+        CHECK(result.metrics[i].name.data() == decltype(metric)::name.data()); // a view, not a copy
+        ++i;
+        return false;
+    });
+    CHECK(i == builtins);
+    CHECK(result.metrics[builtins].name == "run_time_named");
+    CHECK(result.metrics[builtins].name.data() == numgap::metric_traits<run_time_named_metric>::name.data());
+    CHECK(result.find("run_time_named") == &result.metrics[builtins]);
 }
 } // TEST_SUITE("metric")

@@ -123,7 +123,7 @@ requires tensor_source<std::remove_reference_t<ReferenceSource>> && tensor_sourc
     state.target_nodes = numgap::num_nodes(target_graph);
     state.match_groups = matches.groups.size();
     for (const detail::metric_entry& entry : detail::metric_set_access::entries(metrics)) {
-        state.columns.names.push_back(entry.name);
+        state.columns.names.emplace_back(entry.name);
         state.columns.rules.push_back(entry.rule);
     }
     const std::size_t compared_groups = matches.groups.size();

@@ -234,7 +234,7 @@ inline evaluation evaluate(const tensor_view& reference, const tensor_view& targ
     detail::evaluate_pass(reference, target, metrics, options, kernels::active_kernels(), &result.reference,
                           &result.target, [&](std::size_t i, double value) {
                               metric_result& out = result.metrics[i];
-                              out.name.assign(entries[i].name);
+                              out.name = entries[i].name;
                               out.value = value;
                               out.rule = entries[i].rule;
                               out.passed = metric_passes(out.rule, value);

@@ -98,15 +98,18 @@ inline double whole_tensor_over_pieces(const metric_entry& entry, const std::vec
     const error_location where = error_location::of_item(std::string(pieces.front().reference.name()));
     if (!entry.mean_over_rows)
         throw error(error_kind::usage,
-                    "metric '" + entry.name + "' reads the whole tensor at once, and numgap does not assemble a "
-                    "tensor from its shards; write it as a reduction metric (accumulate/merge/finalize) or compare "
-                    "unsplit tensors",
+                    "metric '" + std::string(entry.name) +
+                        "' reads the whole tensor at once, and numgap does not assemble a "
+                        "tensor from its shards; write it as a reduction metric (accumulate/merge/finalize) or compare "
+                        "unsplit tensors",
                     where);
     if (axis == rank - 1)
         throw error(error_kind::usage,
-                    "metric '" + entry.name + "' reads whole rows of the last axis, but the tensors are split along "
-                    "that axis (" + std::to_string(axis) + ") into " + std::to_string(pieces.size()) +
-                    " pieces; it is computed only for tensors split along another axis",
+                    "metric '" + std::string(entry.name) +
+                        "' reads whole rows of the last axis, but the tensors are split along "
+                        "that axis (" +
+                        std::to_string(axis) + ") into " + std::to_string(pieces.size()) +
+                        " pieces; it is computed only for tensors split along another axis",
                     where);
     // Row-weighted mean of the pieces' row means: every row lies in one piece.
     double weighted = 0.0;
@@ -301,7 +304,7 @@ inline evaluation evaluate_segments(const segmented_view& reference, const segme
     result.metrics.resize(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i) {
         metric_result& out = result.metrics[i];
-        out.name.assign(entries[i].name);
+        out.name = entries[i].name;
         out.value = detail::metric_value(metrics, i, pass, [&](const detail::metric_entry& entry) {
             return detail::whole_tensor_over_pieces(entry, pieces, axis, rank);
         });

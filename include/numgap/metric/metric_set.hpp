@@ -72,7 +72,7 @@ struct reduction_model final : erased_reduction {
 struct metric_set_access;
 
 struct metric_entry {
-    std::string name;
+    std::string_view name; // metric_traits<M>::name: static (metric_result.hpp)
     direction better = direction::higher_is_better;
     std::optional<pass_rule> rule;
     // Sum-based built-ins set from_moments, and reduction as a fallback used
@@ -114,7 +114,7 @@ private:
     void add_entry(M m, std::optional<pass_rule> rule_override) {
         using traits = metric_traits<M>;
         detail::metric_entry entry;
-        entry.name = std::string(traits::name);
+        entry.name = traits::name;
         entry.better = traits::better;
         entry.rule = rule_override ? rule_override : traits::default_rule;
         if constexpr (detail::fused_metric<M>) {
@@ -143,7 +143,7 @@ public:
     std::vector<std::string> names() const {
         std::vector<std::string> result;
         result.reserve(entries_.size());
-        for (const auto& entry : entries_) result.push_back(entry.name);
+        for (const auto& entry : entries_) result.emplace_back(entry.name);
         return result;
     }
 
