@@ -12,7 +12,8 @@
 //                               (kernels::accumulate_views, what evaluate()
 //                               runs: a pair_plan for every pair but f32/f32),
 //                               per kernel arch this CPU can run
-//                               (scalar fallback included);
+//                               (scalar fallback included; the active arch's
+//                               table as tuned for this CPU, dispatch.hpp);
 //   BM_evaluate_<pair>          the same through the public evaluate() API
 //                               (metric_set, results, no side statistics,
 //                               not even the counts);
@@ -45,9 +46,12 @@
 //                               bytes, reading both buffers concurrently with
 //                               the widest loads of the best architecture this
 //                               CPU runs (kernel_table::read_two_streams, the
-//                               same dispatch as the fused kernel; the arch is
-//                               the benchmark's label): the memory-bandwidth
-//                               ceiling.
+//                               same dispatch as the fused kernel), with or
+//                               without its software prefetch, whichever
+//                               reads faster here (timed first; the label
+//                               names the arch and the choice): the
+//                               memory-bandwidth ceiling.
+// Every buffer starts on a 64-byte line.
 // Bytes processed count both inputs as stored (e.g. 5 bytes per element for
 // f32/u8; 4 + 1/2 + 4/32 for f32/i4b32 and f32/mxfp4: the nibbles and the
 // float32 block scales, which the bandwidth loop reads as one stream of codes
@@ -57,17 +61,20 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <random>
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <xsimd/xsimd.hpp>
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xmath.hpp>
 #include <xtensor/xreducer.hpp>
@@ -120,16 +127,22 @@ double target_bytes(pair_kind kind) {
 }
 
 // One allocation per (pair, size), touched once so page faults stay out of the timings.
+// Every buffer starts on a 64-byte line, as numgap's mapped .npy data does
+// (std::vector's large blocks start 16 bytes past one, which changes which
+// prefetching reads fastest; see read_two_streams.hpp and dispatch.hpp).
+template <class T>
+using line_aligned = std::vector<T, xsimd::aligned_allocator<T, 64>>;
+
 struct pair_data {
-    std::vector<float> reference;
-    std::vector<float> target_f32;
-    std::vector<numgap::float16> target_f16;
-    std::vector<numgap::bfloat16> target_bf16;
-    std::vector<std::uint8_t> target_u8;
-    std::vector<numgap::float8_e4m3fn> target_e4m3;
-    std::vector<numgap::float8_e5m2> target_e5m2;
+    line_aligned<float> reference;
+    line_aligned<float> target_f32;
+    line_aligned<numgap::float16> target_f16;
+    line_aligned<numgap::bfloat16> target_bf16;
+    line_aligned<std::uint8_t> target_u8;
+    line_aligned<numgap::float8_e4m3fn> target_e4m3;
+    line_aligned<numgap::float8_e5m2> target_e5m2;
     // f32_i4b32 and f32_mxfp4: n / 2 bytes of nibbles, then n / 32 float32 scales, in one buffer.
-    std::vector<std::uint32_t> target_i4_storage;
+    line_aligned<std::uint32_t> target_i4_storage;
     const std::uint8_t* target_i4 = nullptr;
     const float* target_i4_scales = nullptr;
     std::int64_t shape[4]{};
@@ -463,16 +476,34 @@ void evaluate_segments_api(benchmark::State& state, std::int64_t shards) {
     set_counters(state, pair_kind::f32, n);
 }
 
+// The faster of the read loop with and without the kernel's software
+// prefetch (which wins depends on the CPU and the buffers' alignment), chosen
+// by timing both before the measured loop: a ceiling must not be a slow read.
 void bandwidth(benchmark::State& state, pair_kind kind) {
     const std::int64_t n = state.range(0);
     pair_data& d = data_for(kind, n);
     const auto bytes = std::size_t(double(n) * target_bytes(kind));
-    const numgap::kernels::kernel_table table = numgap::kernels::active_kernels();
+    const numgap::kernels::kernel_table& table = numgap::kernels::active_kernels();
+    auto read = [&](bool prefetch) {
+        return table.read_two_streams(d.reference.data(), std::size_t(n) * 4, d.target_view.data(), bytes, prefetch);
+    };
+    auto fastest_of_runs = [&](bool prefetch) {
+        const int runs = int(std::max<std::int64_t>(3, (std::int64_t(1) << 22) / n));
+        double fastest = 1e300;
+        for (int trial = 0; trial < 3; ++trial) {
+            const auto start = std::chrono::steady_clock::now();
+            for (int k = 0; k < runs; ++k) benchmark::DoNotOptimize(read(prefetch));
+            fastest =
+                std::min(fastest, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        }
+        return fastest;
+    };
+    const bool prefetch = fastest_of_runs(true) < fastest_of_runs(false);
     for (auto _ : state) {
-        std::uint64_t folded = table.read_two_streams(d.reference.data(), std::size_t(n) * 4, d.target_view.data(), bytes);
+        std::uint64_t folded = read(prefetch);
         benchmark::DoNotOptimize(folded);
     }
-    state.SetLabel(table.arch_name);
+    state.SetLabel(std::string(table.arch_name) + (prefetch ? ", prefetching" : ", no prefetch"));
     set_counters(state, kind, n);
 }
 
@@ -480,10 +511,15 @@ int register_all() {
     for (const pair_kind kind : all_kinds) {
         const std::string pair = name_of(kind);
         std::set<std::string> archs; // the header's native arch may also be a dispatched one
-        for (const auto& table : numgap::kernels::available_kernels())
+        const numgap::kernels::kernel_table& active = numgap::kernels::active_kernels();
+        for (const auto& available : numgap::kernels::available_kernels()) {
+            // The active arch as evaluate() runs it: tuned for this CPU (dispatch.hpp).
+            const numgap::kernels::kernel_table table =
+                std::string_view(available.arch_name) == active.arch_name ? active : available;
             if (archs.insert(table.arch_name).second)
                 add_sizes(benchmark::RegisterBenchmark(("BM_fused_" + pair + "_" + table.arch_name).c_str(),
                                                        [kind, table](benchmark::State& s) { fused(s, kind, table); }));
+        }
         add_sizes(benchmark::RegisterBenchmark(("BM_evaluate_" + pair).c_str(),
                                                [kind](benchmark::State& s) { evaluate_api(s, kind, metrics_alone); }));
         add_sizes(benchmark::RegisterBenchmark(("BM_bandwidth_" + pair).c_str(),

@@ -39,6 +39,6 @@ struct band_side {
 using band_f32_function = void(const band_side& reference, const band_side& target, std::size_t columns,
                                const kernel_options& options, pair_moments& moments) noexcept;
 using read_two_streams_function = std::uint64_t(const void* first, std::size_t first_bytes, const void* second,
-                                                std::size_t second_bytes) noexcept;
+                                                std::size_t second_bytes, bool prefetch) noexcept;
 
 } // namespace numgap::kernels

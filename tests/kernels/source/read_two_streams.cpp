@@ -34,11 +34,17 @@ TEST_CASE("read_two_streams folds every byte of both buffers on every available 
             for (auto& b : first) b = static_cast<unsigned char>((state = state * 1664525u + 1013904223u) >> 24);
             for (auto& b : second) b = static_cast<unsigned char>((state = state * 1664525u + 1013904223u) >> 24);
             const std::uint64_t want = fold_bytes(first) ^ fold_bytes(second);
-            CHECK(table.read_two_streams(first.data(), first.size(), second.data(), second.size()) == want);
+            for (const bool prefetch : {true, false}) {
+                CAPTURE(prefetch);
+                CHECK(table.read_two_streams(first.data(), first.size(), second.data(), second.size(), prefetch) ==
+                      want);
+            }
             // Flipping one byte anywhere changes the result, so none is skipped.
             if (!second.empty()) {
                 second[second.size() - 1] ^= 0x40;
-                CHECK(table.read_two_streams(first.data(), first.size(), second.data(), second.size()) != want);
+                for (const bool prefetch : {true, false})
+                    CHECK(table.read_two_streams(first.data(), first.size(), second.data(), second.size(), prefetch) !=
+                          want);
             }
         }
     }

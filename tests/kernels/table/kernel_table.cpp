@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -110,7 +111,7 @@ TEST_CASE("cpu_family decodes CPUID leaf 1 signatures") {
 }
 
 TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and no square band kernel where 512-bit "
-          "shuffles are split") {
+          "shuffles are split, aligned float32 pairs unprefetched on Zen 5") {
     const numgap::kernels::kernel_table active = numgap::kernels::active_kernels();
     const std::vector<numgap::kernels::kernel_table> tables = numgap::kernels::available_kernels();
     // The active arch's own table: the last listed by that name (dispatched
@@ -120,7 +121,14 @@ TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and
         if (std::string_view(table.arch_name) == active.arch_name) own = &table;
     REQUIRE(own != nullptr);
     const numgap::kernels::kernel_table& best = *own;
-    CHECK((active.block_f32 == best.block_f32));
+#if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH
+    const bool unprefetched = numgap::kernels::detail::cpu_prefers_unprefetched_aligned_streams();
+#else
+    const bool unprefetched = false; // header-only builds are never tuned
+#endif
+    CAPTURE(unprefetched);
+    CHECK((active.block_f32 == (unprefetched ? best.block_f32_aligned_unprefetched : best.block_f32)));
+    CHECK((active.block_f32_aligned_unprefetched == best.block_f32_aligned_unprefetched));
     CHECK((active.run_f32 == best.run_f32));
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH && defined(__x86_64__)
     const bool split =
@@ -145,6 +153,42 @@ TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and
     for (const auto& table : tables) {
         CAPTURE(std::string_view(table.arch_name));
         CHECK((table.band_square_f32 != nullptr) == (table.band_rows == 16));
+    }
+}
+
+TEST_CASE("block_f32_aligned_unprefetched gives block_f32's sums bit for bit on every available arch") {
+    // A prefetch is only a hint: the two entries differ in nothing else, so
+    // every moment must agree exactly, over chunk tails, misaligned starts
+    // (which take block_f32 itself) and non-finite values.
+    std::vector<float> storage(2 * 70000 + 64);
+    std::uint32_t state = 7;
+    for (float& x : storage)
+        x = float(std::int32_t((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 128.0f;
+    storage[5003] = std::numeric_limits<float>::quiet_NaN();
+    storage[70000 + 9001] = std::numeric_limits<float>::infinity();
+    const auto line_offset = [](const float* p) { return int(reinterpret_cast<std::uintptr_t>(p) % 64 / 4); };
+    const float* aligned = storage.data() + (16 - line_offset(storage.data())) % 16;
+    REQUIRE(line_offset(aligned) == 0);
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        CAPTURE(std::string_view(table.arch_name));
+        REQUIRE((table.block_f32_aligned_unprefetched != nullptr));
+        for (const std::size_t n : {std::size_t(1), std::size_t(15), std::size_t(16), std::size_t(17),
+                                    std::size_t(2047), std::size_t(2048), std::size_t(4099), std::size_t(70000)}) {
+            for (const int shift : {0, 1, 4, 16}) {
+                CAPTURE(n);
+                CAPTURE(shift);
+                const float* reference = aligned + shift;
+                const float* target = aligned + 70000 + 16 * (shift == 16 ? 1 : 0);
+                for (const unsigned features :
+                     {numgap::kernels::kernel_feature::moments, numgap::kernels::kernel_feature::side_counts,
+                      numgap::kernels::kernel_feature::side_min_max}) {
+                    numgap::kernels::pair_moments want, got;
+                    table.block_f32(reference, target, n, {features, 1e-8, 1e-5}, want);
+                    table.block_f32_aligned_unprefetched(reference, target, n, {features, 1e-8, 1e-5}, got);
+                    CHECK(std::memcmp(&want, &got, sizeof(want)) == 0);
+                }
+            }
+        }
     }
 }
 } // TEST_SUITE("kernels")

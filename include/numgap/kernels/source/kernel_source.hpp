@@ -6,7 +6,9 @@
 // end; a no-op for scalar_arch).
 //   pointer_source<Arch, T>:       float32 or float64 values in memory; also
 //     prefetch_far(i, n), the same hint for the outer caches only
-//     (core/prefetch.hpp).
+//     (core/prefetch.hpp). pointer_source<Arch, T, false> asks for nothing
+//     (both prefetches are no-ops): for streams the hardware prefetcher
+//     serves better alone (kernel_table's block_f32_aligned_unprefetched).
 //   widening_source<Arch, Stored>: float16, bfloat16, float8 e4m3fn / e5m2
 //     or an 8/16-bit integer type, widened to float32 in registers; integers
 //     are dequantized as scale * float(q - zero_point) (raw integers: scale
@@ -39,7 +41,7 @@
 namespace numgap::kernels::detail {
 inline namespace NUMGAP_ISA_NAMESPACE { // per instruction set: core/isa_namespace.hpp
 
-template <class Arch, class T>
+template <class Arch, class T, bool Prefetches = true>
 struct pointer_source {
     using value_type = T;
     const T* data;
@@ -47,10 +49,11 @@ struct pointer_source {
     auto load(std::size_t i) const noexcept { return lanes<Arch, T>::load(data + i); }
     T at(std::size_t i) const noexcept { return data[i]; }
     void prefetch(std::size_t i, std::size_t n) const noexcept {
-        if constexpr (!std::is_same_v<Arch, scalar_arch>) numgap::detail::prefetch_bytes(data, i * sizeof(T), n * sizeof(T));
+        if constexpr (Prefetches && !std::is_same_v<Arch, scalar_arch>)
+            numgap::detail::prefetch_bytes(data, i * sizeof(T), n * sizeof(T));
     }
     void prefetch_far(std::size_t i, std::size_t n) const noexcept {
-        if constexpr (!std::is_same_v<Arch, scalar_arch>)
+        if constexpr (Prefetches && !std::is_same_v<Arch, scalar_arch>)
             numgap::detail::prefetch_bytes_far(data, i * sizeof(T), n * sizeof(T));
     }
     pointer_source advanced(std::size_t k) const noexcept { return {data + k}; }

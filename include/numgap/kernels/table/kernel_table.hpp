@@ -31,6 +31,11 @@
 // scalar path. band_square_f32 does the same sixteen columns a step, each
 // row's line read by one load and transposed in registers (AVX-512 only;
 // null elsewhere; accumulate_bands.hpp says when it is taken).
+// block_f32_aligned_unprefetched is block_f32 without the kernel's software
+// prefetch when both arrays start on a 64-byte line (the same sums, bit for
+// bit; block_f32 itself otherwise): dispatch.hpp's tuned_for_this_cpu makes
+// it block_f32 where the hardware prefetcher alone reads aligned streams
+// faster.
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -68,6 +73,7 @@ struct kernel_table {
     band_f32_function* band_f32 = nullptr;
     std::size_t band_rows = 0;
     band_f32_function* band_square_f32 = nullptr;
+    block_function<float>* block_f32_aligned_unprefetched = nullptr;
 };
 
 namespace detail {
@@ -75,6 +81,15 @@ template <class Arch, class T>
 void block_entry(const T* reference, const T* target, std::size_t n, const kernel_options& options,
                  pair_moments& moments) noexcept {
     accumulate_pair_block(Arch{}, reference, target, n, options, moments);
+}
+template <class Arch, class T>
+void block_entry_aligned_unprefetched(const T* reference, const T* target, std::size_t n, const kernel_options& options,
+                                      pair_moments& moments) noexcept {
+    const auto address = [](const T* p) { return reinterpret_cast<std::uintptr_t>(p); };
+    if (((address(reference) | address(target)) & 63u) != 0)
+        return accumulate_pair_block(Arch{}, reference, target, n, options, moments);
+    accumulate_pair(Arch{}, pointer_source<Arch, T, false>{reference}, pointer_source<Arch, T, false>{target}, n,
+                    options, moments);
 }
 template <class Arch>
 void runs_entry(const float* const* references, const float* const* targets, const std::size_t* lengths,
@@ -223,8 +238,8 @@ void transpose_entry(const float* in, std::int64_t in_stride, std::size_t rows, 
 }
 template <class Arch>
 std::uint64_t read_streams_entry(const void* first, std::size_t first_bytes, const void* second,
-                                 std::size_t second_bytes) noexcept {
-    return read_two_streams(Arch{}, first, first_bytes, second, second_bytes);
+                                 std::size_t second_bytes, bool prefetch) noexcept {
+    return read_two_streams(Arch{}, first, first_bytes, second, second_bytes, prefetch);
 }
 // The scalar path has no band: one lane would be one row.
 template <class Arch>
@@ -256,7 +271,8 @@ kernel_table make_kernel_table() noexcept {
             &detail::read_streams_entry<Arch>,
             detail::band_entry_of<Arch>(),
             detail::band_rows_of<Arch>(),
-            detail::band_square_entry_of<Arch>()};
+            detail::band_square_entry_of<Arch>(),
+            &detail::block_entry_aligned_unprefetched<Arch, float>};
 }
 
 } // namespace numgap::kernels
