@@ -120,7 +120,7 @@ inline bool cpu_splits_512_bit_operations() noexcept { return amd_cpu_family() =
 // measurements on such unaligned buffers; aligned ones are unmeasured there
 // and on Zen 4, which keep it.
 inline bool cpu_prefers_unprefetched_aligned_streams() noexcept { return amd_cpu_family() == 26; }
-#undef NUMGAP_HAS_CPUID // only for the two functions above
+#undef NUMGAP_HAS_CPUID // only for cpu_has_f16c and amd_cpu_family above
 
 template <class Arch>
 bool cpu_supports() noexcept {
@@ -139,8 +139,9 @@ bool cpu_supports() noexcept {
 
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH &&                                                     \
     (defined(__x86_64__) || defined(_M_X64) || defined(__i386__))
-// The dispatched kernels, with two measured exceptions. On Zen 5 the dense
-// float32 pair skips its software prefetch for aligned arrays (above). Where 512-bit
+// The dispatched kernels, with two measured exceptions. On Zen 5 the AVX-512
+// dense float32 pair skips its software prefetch for aligned arrays (above;
+// measured with that kernel only). Where 512-bit
 // shuffles are split in two (Zen 4), the tiles of transposed pairs (NHWC
 // against NCHW) are transposed in AVX2's 8x8 blocks, single operations there,
 // rather than AVX-512's 16x16 (64 split shuffles per 256 elements):
@@ -155,7 +156,7 @@ inline kernel_table tuned_for_this_cpu(kernel_table table) noexcept {
         table.transpose_f32 = arch_kernels<xsimd::fma3<xsimd::avx2>>::table().transpose_f32;
         table.band_square_f32 = nullptr;
     }
-    if (cpu_prefers_unprefetched_aligned_streams() && table.block_f32_aligned_unprefetched != nullptr)
+    if (std::string_view(table.arch_name) == xsimd::avx512bw::name() && cpu_prefers_unprefetched_aligned_streams())
         table.block_f32 = table.block_f32_aligned_unprefetched;
     return table;
 }
