@@ -2,8 +2,9 @@
 // AVX-512 forms of the per-instruction-set operations (kernels/isa.hpp), for
 // xsimd::avx512f and the architectures derived from it (CD, DQ, BW).
 // Declared only when the translation unit is compiled with AVX-512F.
-//   vector_registers: 32 (zmm0-31), as generic.hpp; two accumulator sets
-//     all the same, for 512-bit vectors (source/simd_lanes.hpp).
+//   vector_registers: 32 (zmm0-31), as generic.hpp; all the same, two
+//     accumulator sets for float32's 16 lanes, four for float64
+//     (source/simd_lanes.hpp).
 //   multiply_add: the intrinsic, because xsimd 8.1's fma on AVX-512 batches
 //     is not emitted as a fused instruction by clang 14.
 //   lane_max / lane_min / reduce_sum, and every AVX-512 intrinsic here, use
