@@ -1,7 +1,9 @@
 // Pins every bad-input case of the issue (numgap/kernels/plan/validate_pair.hpp): each
 // throws numgap::error naming the tensor and the reason, through evaluate().
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <span>
 #include <string>
@@ -160,6 +162,18 @@ TEST_CASE("unsupported dtype combinations and unknown dtype codes are rejected")
                  "'logits' (float32)", "'mask' (bool)");
     const auto unknown = numgap::tensor_view(data.data(), static_cast<numgap::dtype>(99), {24});
     expect_error(numgap::tensor_view(data.data(), {24}), unknown, "unknown dtype", "99");
+    // Every code that names no dtype, below and beyond the 64 the known-dtype
+    // bit set covers.
+    for (int code = 0; code < 256; ++code) {
+        const auto type = static_cast<numgap::dtype>(code);
+        if (std::find(std::begin(numgap::all_dtypes), std::end(numgap::all_dtypes), type) !=
+            std::end(numgap::all_dtypes))
+            continue;
+        CAPTURE(code);
+        const std::string expected = "unknown dtype code " + std::to_string(code);
+        CHECK_THROWS_WITH_AS(numgap::validate_view(numgap::tensor_view(data.data(), type, {24})),
+                             doctest::Contains(expected.c_str()), numgap::error);
+    }
 }
 
 TEST_CASE("copy_as_float validates the view and the buffer size") {
