@@ -17,6 +17,7 @@
 #include <numgap/core/error.hpp>
 #include <numgap/core/half.hpp>
 #include <numgap/core/quantization.hpp>
+#include <numgap/core/shape.hpp>
 
 namespace numgap {
 
@@ -52,6 +53,7 @@ public:
                 throw error(error_kind::shape, "tensor has a negative dimension " + std::to_string(shape[i]));
             shape_[i] = shape[i];
         }
+        count_elements();
         if (strides.empty())
             set_contiguous_strides();
         else
@@ -95,6 +97,7 @@ public:
             shape_[i] = static_cast<std::int64_t>(shape[i]);
             strides_[i] = static_cast<std::int64_t>(strides[i]);
         }
+        count_elements();
     }
 
     const void* data() const noexcept { return data_; }
@@ -105,11 +108,9 @@ public:
     std::int64_t shape(int dimension) const noexcept { return shape_[dimension]; }
     std::int64_t stride(int dimension) const noexcept { return strides_[dimension]; }
 
-    std::int64_t size() const noexcept {
-        std::int64_t count = 1;
-        for (int i = 0; i < rank_; ++i) count *= shape_[i];
-        return count;
-    }
+    // Elements: the product of the shape, counted once when it is set
+    // (evaluate() asks several times a call).
+    std::int64_t size() const noexcept { return size_; }
 
     bool is_contiguous() const noexcept {
         std::int64_t expected = 1;
@@ -173,6 +174,24 @@ public:
     }
 
 private:
+    // size_ from shape_. A product of the non-zero dimensions beyond int64
+    // (strides are built from it) is refused, as the readers' byte counts
+    // refuse it (core/shape.hpp).
+    void count_elements() {
+        bool has_zero = false;
+        std::int64_t nonzero_product = 1;
+        for (int i = 0; i < rank_; ++i) {
+            if (shape_[i] == 0) {
+                has_zero = true;
+                continue;
+            }
+            if (__builtin_mul_overflow(nonzero_product, shape_[i], &nonzero_product))
+                throw error(error_kind::limit,
+                            "tensor of shape " + detail::shape_text(shape()) + " has more than 2^63 - 1 elements");
+        }
+        size_ = has_zero ? 0 : nonzero_product;
+    }
+
     void set_contiguous_strides() noexcept {
         std::int64_t stride = 1;
         for (int i = rank_ - 1; i >= 0; --i) {
@@ -182,6 +201,7 @@ private:
     }
 
     const void* data_ = nullptr;
+    std::int64_t size_ = 1; // rank 0: one element
     std::array<std::int64_t, max_rank> shape_{};
     std::array<std::int64_t, max_rank> strides_{};
     std::array<std::int8_t, max_rank> axis_order_{};
