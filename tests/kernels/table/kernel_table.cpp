@@ -13,6 +13,7 @@
 #include <doctest/doctest.h>
 
 #include <numgap/core/float8.hpp>
+#include <numgap/core/half.hpp>
 #include <numgap/kernels/dispatch/dispatch.hpp>
 
 namespace {
@@ -111,7 +112,7 @@ TEST_CASE("cpu_family decodes CPUID leaf 1 signatures") {
 }
 
 TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and no square band kernel where 512-bit "
-          "shuffles are split, aligned float32 pairs unprefetched on Zen 5") {
+          "shuffles are split, aligned float32 and 16-bit float pairs unprefetched on Zen 5") {
     const numgap::kernels::kernel_table active = numgap::kernels::active_kernels();
     const std::vector<numgap::kernels::kernel_table> tables = numgap::kernels::available_kernels();
     // The active arch's own table: the last listed by that name (dispatched
@@ -122,7 +123,7 @@ TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and
     REQUIRE(own != nullptr);
     const numgap::kernels::kernel_table& best = *own;
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH
-    const bool unprefetched = numgap::kernels::detail::cpu_prefers_unprefetched_aligned_streams();
+    const bool unprefetched = numgap::kernels::detail::cpu_prefers_unprefetched_streams();
 #else
     const bool unprefetched = false; // header-only builds are never tuned
 #endif
@@ -130,7 +131,8 @@ TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and
     const bool swapped = unprefetched && std::string_view(best.arch_name) == "avx512bw";
     CHECK((active.block_f32 == (swapped ? best.block_f32_aligned_unprefetched : best.block_f32)));
     CHECK((active.block_f32_aligned_unprefetched == best.block_f32_aligned_unprefetched));
-    CHECK((active.run_f32 == best.run_f32));
+    CHECK((active.run_f32 == (swapped ? best.run_f32_16bit_unprefetched : best.run_f32)));
+    CHECK((active.run_f32_16bit_unprefetched == best.run_f32_16bit_unprefetched));
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH && defined(__x86_64__)
     const bool split =
         std::string_view(best.arch_name) == "avx512bw" && numgap::kernels::detail::cpu_splits_512_bit_operations();
@@ -188,6 +190,62 @@ TEST_CASE("block_f32_aligned_unprefetched gives block_f32's sums bit for bit on 
                     table.block_f32(reference, target, n, {features, 1e-8, 1e-5}, want);
                     table.block_f32_aligned_unprefetched(reference, target, n, {features, 1e-8, 1e-5}, got);
                     CHECK(std::memcmp(&want, &got, sizeof(want)) == 0);
+                }
+            }
+        }
+    }
+}
+TEST_CASE("run_f32_16bit_unprefetched gives run_f32's sums bit for bit on every available arch") {
+    // float32 against float16 / bfloat16 in either order (read unprefetched),
+    // and pairs it hands to run_f32 as they are (float32 / float32, float8,
+    // 8-bit integers), over chunk tails, misaligned starts, NaN and Inf.
+    constexpr std::size_t most = 70000;
+    std::vector<float> floats(most + 64);
+    std::vector<numgap::float16> halves(most + 64);
+    std::vector<numgap::bfloat16> brains(most + 64);
+    std::vector<std::uint8_t> bytes(most + 64);
+    std::uint32_t state = 11;
+    for (std::size_t i = 0; i < floats.size(); ++i) {
+        floats[i] = float(std::int32_t((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 128.0f;
+        halves[i] = numgap::to_float16(floats[i] * 0.999f);
+        brains[i] = numgap::to_bfloat16(floats[i] * 1.001f);
+        bytes[i] = std::uint8_t(state >> 24);
+    }
+    floats[5003] = std::numeric_limits<float>::quiet_NaN();
+    halves[9001] = numgap::to_float16(std::numeric_limits<float>::infinity());
+    brains[777] = numgap::to_bfloat16(-std::numeric_limits<float>::infinity());
+    using numgap::dtype;
+    using numgap::kernels::stored_run;
+    for (const auto& table : numgap::kernels::available_kernels()) {
+        CAPTURE(std::string_view(table.arch_name));
+        REQUIRE((table.run_f32_16bit_unprefetched != nullptr));
+        for (const std::size_t n :
+             {std::size_t(1), std::size_t(15), std::size_t(17), std::size_t(2048), std::size_t(4099), most}) {
+            for (const std::size_t shift : {std::size_t(0), std::size_t(3)}) {
+                CAPTURE(n);
+                CAPTURE(shift);
+                const stored_run f32{floats.data() + shift, dtype::float32};
+                const stored_run pairs[][2] = {
+                    {f32, {halves.data() + 1, dtype::float16}},
+                    {{brains.data() + shift, dtype::bfloat16}, {floats.data() + 2, dtype::float32}},
+                    {{halves.data(), dtype::float16}, f32},
+                    {f32, {brains.data(), dtype::bfloat16}},
+                    {f32, {floats.data() + 5, dtype::float32}},
+                    {f32, {bytes.data() + shift, dtype::uint8, 0.25f, 3}},
+                    {f32, {bytes.data(), dtype::float8_e4m3fn}},
+                };
+                for (const auto& pair : pairs) {
+                    CAPTURE(int(pair[0].type));
+                    CAPTURE(int(pair[1].type));
+                    for (const unsigned features :
+                         {numgap::kernels::kernel_feature::moments, numgap::kernels::kernel_feature::side_counts,
+                          numgap::kernels::kernel_feature::side_min_max,
+                          numgap::kernels::kernel_feature::closeness | numgap::kernels::kernel_feature::side_counts}) {
+                        numgap::kernels::pair_moments want, got;
+                        table.run_f32(pair[0], pair[1], n, {features, 1e-8, 1e-5}, want);
+                        table.run_f32_16bit_unprefetched(pair[0], pair[1], n, {features, 1e-8, 1e-5}, got);
+                        CHECK(std::memcmp(&want, &got, sizeof(want)) == 0);
+                    }
                 }
             }
         }

@@ -110,16 +110,23 @@ inline unsigned amd_cpu_family() noexcept {
 // GCC/clang-style inline assembly the answer is false.
 inline bool cpu_splits_512_bit_operations() noexcept { return amd_cpu_family() == 25; }
 
-// Whether the fused kernel reads two 64-byte-aligned float32 arrays faster
-// without its software prefetch: AMD family 26 (Zen 5). Measured there (EPYC,
-// AVX-512; survey program, alternated builds): 45.7 -> 56.1 GB/s at 2^22
-// elements, 40.0 -> 45.2 at 2^24, 36.5 -> 40.3 at 2^26 (a plain read loop
-// without prefetch: 80, 47, 42), nothing lost at 2^16 and 2^20; arrays 16
-// bytes off a line (std::vector's large blocks) read faster with it (36.0
-// vs 32.3 GB/s at 2^26), so it stays for them. The prefetch came from Intel
-// measurements on such unaligned buffers; aligned ones are unmeasured there
-// and on Zen 4, which keep it.
-inline bool cpu_prefers_unprefetched_aligned_streams() noexcept { return amd_cpu_family() == 26; }
+// Whether the fused kernel reads faster without its software prefetch two
+// 64-byte-aligned float32 arrays, and a float32 array against a float16 or
+// bfloat16 one at any alignment: AMD family 26 (Zen 5). Measured there
+// (EPYC, AVX-512). float32 pairs (survey program, alternated builds): 45.7
+// -> 56.1 GB/s at 2^22 elements, 40.0 -> 45.2 at 2^24, 36.5 -> 40.3 at
+// 2^26 (a plain read loop without prefetch: 80, 47, 42), nothing lost at
+// 2^16 and 2^20; arrays 16 bytes off a line (std::vector's large blocks)
+// read faster with it when the same pair is read over and over (36.0 vs
+// 32.3 GB/s at 2^26), so it stays for them. float16 / bfloat16 targets (one
+// program, both forms in turn): from memory (caches flushed before each
+// call) 6-15% faster without it at every size from 2^16 to 2^24, aligned
+// or not (2^26, read over and over: 34.8 -> 38.3 GB/s); only a pair read
+// over and over from L2/L3 (2^18 - 2^21 elements) was 2-9% faster with it.
+// float8 e4m3fn targets read 5-10% faster with it and 8-bit integers within
+// +-5%, so they keep it. The prefetch came from Intel measurements on
+// unaligned buffers; these are unmeasured there and on Zen 4, which keep it.
+inline bool cpu_prefers_unprefetched_streams() noexcept { return amd_cpu_family() == 26; }
 #undef NUMGAP_HAS_CPUID // only for cpu_has_f16c and amd_cpu_family above
 
 template <class Arch>
@@ -140,8 +147,9 @@ bool cpu_supports() noexcept {
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH &&                                                     \
     (defined(__x86_64__) || defined(_M_X64) || defined(__i386__))
 // The dispatched kernels, with two measured exceptions. On Zen 5 the AVX-512
-// dense float32 pair skips its software prefetch for aligned arrays (above;
-// measured with that kernel only). Where 512-bit
+// kernel skips its software prefetch for aligned float32 pairs and for
+// float32 against float16 / bfloat16 (above; measured with that kernel
+// only; the threaded plan path reads through run_f32 too). Where 512-bit
 // shuffles are split in two (Zen 4), the tiles of transposed pairs (NHWC
 // against NCHW) are transposed in AVX2's 8x8 blocks, single operations there,
 // rather than AVX-512's 16x16 (64 split shuffles per 256 elements):
@@ -156,8 +164,10 @@ inline kernel_table tuned_for_this_cpu(kernel_table table) noexcept {
         table.transpose_f32 = arch_kernels<xsimd::fma3<xsimd::avx2>>::table().transpose_f32;
         table.band_square_f32 = nullptr;
     }
-    if (std::string_view(table.arch_name) == xsimd::avx512bw::name() && cpu_prefers_unprefetched_aligned_streams())
+    if (std::string_view(table.arch_name) == xsimd::avx512bw::name() && cpu_prefers_unprefetched_streams()) {
         table.block_f32 = table.block_f32_aligned_unprefetched;
+        table.run_f32 = table.run_f32_16bit_unprefetched;
+    }
     return table;
 }
 #else

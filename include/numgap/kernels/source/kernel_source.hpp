@@ -12,7 +12,8 @@
 //   widening_source<Arch, Stored>: float16, bfloat16, float8 e4m3fn / e5m2
 //     or an 8/16-bit integer type, widened to float32 in registers; integers
 //     are dequantized as scale * float(q - zero_point) (raw integers: scale
-//     1, zero point 0).
+//     1, zero point 0). widening_source<Arch, Stored, false> does not
+//     prefetch (kernel_table's run_f32_16bit_unprefetched).
 // Every path yields exactly to_float(x) or that dequantized value, so a
 // widened batch equals the portable conversion bit for bit, except a float16
 // or float8_e5m2 NaN, which stays a NaN but may come out quiet (vcvtph2ps);
@@ -59,7 +60,7 @@ struct pointer_source {
     pointer_source advanced(std::size_t k) const noexcept { return {data + k}; }
 };
 
-template <class Arch, class Stored>
+template <class Arch, class Stored, bool Prefetches = true>
 struct widening_source {
     static_assert(std::is_same_v<Stored, float16> || std::is_same_v<Stored, bfloat16> ||
                       std::is_same_v<Stored, float8_e4m3fn> || std::is_same_v<Stored, float8_e5m2> ||
@@ -77,7 +78,8 @@ struct widening_source {
     float at(std::size_t i) const noexcept { return isa::widen_one(data[i], scale, zero_point); }
     widening_source advanced(std::size_t k) const noexcept { return {data + k, scale, zero_point}; }
     void prefetch(std::size_t i, std::size_t n) const noexcept {
-        if constexpr (!std::is_same_v<Arch, scalar_arch>) numgap::detail::prefetch_bytes(data, i * sizeof(Stored), n * sizeof(Stored));
+        if constexpr (Prefetches && !std::is_same_v<Arch, scalar_arch>)
+            numgap::detail::prefetch_bytes(data, i * sizeof(Stored), n * sizeof(Stored));
     }
 
     batch load(std::size_t i) const noexcept {
