@@ -131,8 +131,8 @@ TEST_CASE("active_kernels is the best arch's table, tiles transposed by AVX2 and
     const bool swapped = unprefetched && std::string_view(best.arch_name) == "avx512bw";
     CHECK((active.block_f32 == (swapped ? best.block_f32_aligned_unprefetched : best.block_f32)));
     CHECK((active.block_f32_aligned_unprefetched == best.block_f32_aligned_unprefetched));
-    CHECK((active.run_f32 == (swapped ? best.run_f32_16bit_unprefetched : best.run_f32)));
-    CHECK((active.run_f32_16bit_unprefetched == best.run_f32_16bit_unprefetched));
+    CHECK((active.run_f32 == (swapped ? best.run_f32_unprefetched : best.run_f32)));
+    CHECK((active.run_f32_unprefetched == best.run_f32_unprefetched));
 #if defined(NUMGAP_RUNTIME_DISPATCH) && NUMGAP_RUNTIME_DISPATCH && defined(__x86_64__)
     const bool split =
         std::string_view(best.arch_name) == "avx512bw" && numgap::kernels::detail::cpu_splits_512_bit_operations();
@@ -195,15 +195,16 @@ TEST_CASE("block_f32_aligned_unprefetched gives block_f32's sums bit for bit on 
         }
     }
 }
-TEST_CASE("run_f32_16bit_unprefetched gives run_f32's sums bit for bit on every available arch") {
-    // float32 against float16 / bfloat16 in either order (read unprefetched),
-    // and pairs it hands to run_f32 as they are (float32 / float32, float8,
-    // 8-bit integers), over chunk tails, misaligned starts, NaN and Inf.
+TEST_CASE("run_f32_unprefetched gives run_f32's sums bit for bit on every available arch") {
+    // float32 against float16 / bfloat16 in either order and two float32 runs
+    // on 64-byte lines (read unprefetched), and pairs it hands to run_f32 as
+    // they are (float32 off a line, float8, 8-bit integers), over chunk
+    // tails, misaligned starts, NaN and Inf.
     constexpr std::size_t most = 70000;
-    std::vector<float> floats(most + 64);
-    std::vector<numgap::float16> halves(most + 64);
-    std::vector<numgap::bfloat16> brains(most + 64);
-    std::vector<std::uint8_t> bytes(most + 64);
+    std::vector<float> floats(most + 160);
+    std::vector<numgap::float16> halves(floats.size());
+    std::vector<numgap::bfloat16> brains(floats.size());
+    std::vector<std::uint8_t> bytes(floats.size());
     std::uint32_t state = 11;
     for (std::size_t i = 0; i < floats.size(); ++i) {
         floats[i] = float(std::int32_t((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 128.0f;
@@ -216,9 +217,12 @@ TEST_CASE("run_f32_16bit_unprefetched gives run_f32's sums bit for bit on every 
     brains[777] = numgap::to_bfloat16(-std::numeric_limits<float>::infinity());
     using numgap::dtype;
     using numgap::kernels::stored_run;
+    const auto line_offset = [](const float* p) { return int(reinterpret_cast<std::uintptr_t>(p) % 64 / 4); };
+    const float* on_line = floats.data() + (16 - line_offset(floats.data())) % 16;
+    REQUIRE(line_offset(on_line) == 0);
     for (const auto& table : numgap::kernels::available_kernels()) {
         CAPTURE(std::string_view(table.arch_name));
-        REQUIRE((table.run_f32_16bit_unprefetched != nullptr));
+        REQUIRE((table.run_f32_unprefetched != nullptr));
         for (const std::size_t n :
              {std::size_t(1), std::size_t(15), std::size_t(17), std::size_t(2048), std::size_t(4099), most}) {
             for (const std::size_t shift : {std::size_t(0), std::size_t(3)}) {
@@ -231,6 +235,7 @@ TEST_CASE("run_f32_16bit_unprefetched gives run_f32's sums bit for bit on every 
                     {{halves.data(), dtype::float16}, f32},
                     {f32, {brains.data(), dtype::bfloat16}},
                     {f32, {floats.data() + 5, dtype::float32}},
+                    {{on_line + 16 * shift, dtype::float32}, {on_line + 64, dtype::float32}},
                     {f32, {bytes.data() + shift, dtype::uint8, 0.25f, 3}},
                     {f32, {bytes.data(), dtype::float8_e4m3fn}},
                 };
@@ -243,7 +248,7 @@ TEST_CASE("run_f32_16bit_unprefetched gives run_f32's sums bit for bit on every 
                           numgap::kernels::kernel_feature::closeness | numgap::kernels::kernel_feature::side_counts}) {
                         numgap::kernels::pair_moments want, got;
                         table.run_f32(pair[0], pair[1], n, {features, 1e-8, 1e-5}, want);
-                        table.run_f32_16bit_unprefetched(pair[0], pair[1], n, {features, 1e-8, 1e-5}, got);
+                        table.run_f32_unprefetched(pair[0], pair[1], n, {features, 1e-8, 1e-5}, got);
                         CHECK(std::memcmp(&want, &got, sizeof(want)) == 0);
                     }
                 }

@@ -166,7 +166,7 @@ inline kernel_table tuned_for_this_cpu(kernel_table table) noexcept {
     }
     if (std::string_view(table.arch_name) == xsimd::avx512bw::name() && cpu_prefers_unprefetched_streams()) {
         table.block_f32 = table.block_f32_aligned_unprefetched;
-        table.run_f32 = table.run_f32_16bit_unprefetched;
+        table.run_f32 = table.run_f32_unprefetched;
     }
     return table;
 }

@@ -13,7 +13,7 @@
 //     or an 8/16-bit integer type, widened to float32 in registers; integers
 //     are dequantized as scale * float(q - zero_point) (raw integers: scale
 //     1, zero point 0). widening_source<Arch, Stored, false> does not
-//     prefetch (kernel_table's run_f32_16bit_unprefetched).
+//     prefetch (kernel_table's run_f32_unprefetched).
 // Every path yields exactly to_float(x) or that dequantized value, so a
 // widened batch equals the portable conversion bit for bit, except a float16
 // or float8_e5m2 NaN, which stays a NaN but may come out quiet (vcvtph2ps);

@@ -35,9 +35,10 @@
 // prefetch when both arrays start on a 64-byte line (the same sums, bit for
 // bit; block_f32 itself otherwise): dispatch.hpp's tuned_for_this_cpu makes
 // it block_f32 where the hardware prefetcher alone reads aligned streams
-// faster. run_f32_16bit_unprefetched is run_f32 without it for a float32
-// run against a float16 or bfloat16 one, at any alignment (run_f32 itself
-// for every other pair; the same sums bit for bit), for the same rule.
+// faster. run_f32_unprefetched is run_f32 without it for a float32 run
+// against a float16 or bfloat16 one at any alignment and for two float32
+// runs both on a line (run_f32 itself for every other pair; the same sums
+// bit for bit), for the same rule.
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -76,7 +77,7 @@ struct kernel_table {
     std::size_t band_rows = 0;
     band_f32_function* band_square_f32 = nullptr;
     block_function<float>* block_f32_aligned_unprefetched = nullptr;
-    run_f32_function* run_f32_16bit_unprefetched = nullptr;
+    run_f32_function* run_f32_unprefetched = nullptr;
 };
 
 namespace detail {
@@ -189,24 +190,32 @@ void run_entry(const stored_run& reference, const stored_run& target, std::size_
     }
 }
 
-// run_entry without the software prefetch when one run is float32 and the
-// other float16 or bfloat16; run_entry otherwise.
+// run_entry without the software prefetch for float32 against float16 or
+// bfloat16, and for two float32 runs that both start on a 64-byte line (as
+// block_entry_aligned_unprefetched: the threaded plan path reads dense
+// pairs here); run_entry otherwise.
 template <class Arch>
-void run_entry_16bit_unprefetched(const stored_run& reference, const stored_run& target, std::size_t n,
-                                  const kernel_options& options, pair_moments& moments) noexcept {
+void run_entry_unprefetched(const stored_run& reference, const stored_run& target, std::size_t n,
+                            const kernel_options& options, pair_moments& moments) noexcept {
     const auto sixteen_bit = [](dtype type) { return type == dtype::float16 || type == dtype::bfloat16; };
+    const auto on_line = [](const stored_run& run) { return (reinterpret_cast<std::uintptr_t>(run.data) & 63u) == 0; };
     // visit(source) with the float16 or bfloat16 run as an unprefetched source.
     const auto visit_16bit = [](const stored_run& run, auto&& visit) {
         if (run.type == dtype::float16)
             visit(widening_source<Arch, float16, false>{static_cast<const float16*>(run.data)});
         else visit(widening_source<Arch, bfloat16, false>{static_cast<const bfloat16*>(run.data)});
     };
+    using float_source = pointer_source<Arch, float, false>;
     if (reference.type == dtype::float32 && sixteen_bit(target.type)) {
-        const pointer_source<Arch, float, false> r{static_cast<const float*>(reference.data)};
+        const float_source r{static_cast<const float*>(reference.data)};
         visit_16bit(target, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
     } else if (target.type == dtype::float32 && sixteen_bit(reference.type)) {
-        const pointer_source<Arch, float, false> t{static_cast<const float*>(target.data)};
+        const float_source t{static_cast<const float*>(target.data)};
         visit_16bit(reference, [&](const auto& r) { accumulate_pair(Arch{}, r, t, n, options, moments); });
+    } else if (reference.type == dtype::float32 && target.type == dtype::float32 && on_line(reference) &&
+               on_line(target)) {
+        accumulate_pair(Arch{}, float_source{static_cast<const float*>(reference.data)},
+                        float_source{static_cast<const float*>(target.data)}, n, options, moments);
     } else {
         run_entry<Arch>(reference, target, n, options, moments);
     }
@@ -299,7 +308,7 @@ kernel_table make_kernel_table() noexcept {
             detail::band_rows_of<Arch>(),
             detail::band_square_entry_of<Arch>(),
             &detail::block_entry_aligned_unprefetched<Arch, float>,
-            &detail::run_entry_16bit_unprefetched<Arch>};
+            &detail::run_entry_unprefetched<Arch>};
 }
 
 } // namespace numgap::kernels
