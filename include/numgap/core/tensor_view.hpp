@@ -4,6 +4,10 @@
 // axis_order saying how its stored dimensions map onto the reference's
 // (stored dimension i is reference dimension axis_order[i]; [0,2,3,1] is NHWC
 // storage of an NCHW tensor). Views hold everything inline and never allocate.
+// Throws (constructors): numgap::error for a rank above max_rank (limit), a
+// negative dimension or a strides count other than the rank (shape), and
+// non-zero dimensions whose product exceeds 2^63 - 1 (limit); with_axis_order
+// for an order of the wrong length (shape).
 #include <array>
 #include <cstdint>
 #include <initializer_list>
@@ -174,20 +178,23 @@ public:
     }
 
 private:
-    // size_ from shape_. A product of the non-zero dimensions beyond int64
-    // (strides are built from it) is refused, as the readers' byte counts
-    // refuse it (core/shape.hpp).
+    // size_ from shape_. Non-zero dimensions whose product exceeds int64
+    // (strides are built from it) are refused, as the readers' byte counts
+    // refuse them (core/shape.hpp); so is a negative one (an xtensor
+    // dimension beyond int64 wraps to one).
     void count_elements() {
         bool has_zero = false;
         std::int64_t nonzero_product = 1;
         for (int i = 0; i < rank_; ++i) {
+            if (shape_[i] < 0)
+                throw error(error_kind::shape, "tensor has a negative dimension " + std::to_string(shape_[i]));
             if (shape_[i] == 0) {
                 has_zero = true;
                 continue;
             }
             if (__builtin_mul_overflow(nonzero_product, shape_[i], &nonzero_product))
-                throw error(error_kind::limit,
-                            "tensor of shape " + detail::shape_text(shape()) + " has more than 2^63 - 1 elements");
+                throw error(error_kind::limit, "tensor of shape " + detail::shape_text(shape()) +
+                                                   ": its non-zero dimensions multiply beyond 2^63 - 1");
         }
         size_ = has_zero ? 0 : nonzero_product;
     }

@@ -244,6 +244,7 @@ TEST_CASE("run_f32_unprefetched gives run_f32's sums bit for bit on every availa
                     CAPTURE(int(pair[1].type));
                     for (const unsigned features :
                          {numgap::kernels::kernel_feature::moments, numgap::kernels::kernel_feature::side_counts,
+                          numgap::kernels::kernel_feature::side_statistics,
                           numgap::kernels::kernel_feature::side_min_max,
                           numgap::kernels::kernel_feature::closeness | numgap::kernels::kernel_feature::side_counts}) {
                         numgap::kernels::pair_moments want, got;

@@ -37,8 +37,9 @@
 // it block_f32 where the hardware prefetcher alone reads aligned streams
 // faster. run_f32_unprefetched is run_f32 without it for a float32 run
 // against a float16 or bfloat16 one at any alignment and for two float32
-// runs both on a line (run_f32 itself for every other pair; the same sums
-// bit for bit), for the same rule.
+// runs both on a line (run_f32 itself for every other pair, and on the
+// scalar path, which never prefetches; the same sums bit for bit), for
+// dispatch.hpp's Zen 5 rule.
 // Complexity: O(1). Throws: nothing.
 #include <cstddef>
 #include <cstdint>
@@ -180,7 +181,8 @@ void run_entry(const stored_run& reference, const stored_run& target, std::size_
     // One side is float32: visiting only the other keeps 61 instantiations
     // per architecture (31 sources on either side: float32, 8 widening, 9
     // block sources and 13 aligned ones, the 4 integer codes with and without
-    // zero points and the 5 float codes; float32/float32 once) instead of 961.
+    // zero points and the 5 float codes; float32/float32 once) instead of 961
+    // (run_entry_unprefetched adds 5 on vector architectures).
     if (reference.type == dtype::float32) {
         const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
         visit_stored_run<Arch>(target, n, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
@@ -288,6 +290,12 @@ constexpr band_f32_function* band_square_entry_of() noexcept {
     else if constexpr (lanes<Arch, float>::width != 16) return nullptr;
     else return &band_entry<Arch, 16>;
 }
+// The scalar path never prefetches: its run_f32 serves as is.
+template <class Arch>
+constexpr run_f32_function* run_unprefetched_entry_of() noexcept {
+    if constexpr (std::is_same_v<Arch, scalar_arch>) return &run_entry<Arch>;
+    else return &run_entry_unprefetched<Arch>;
+}
 template <class Arch>
 constexpr std::size_t band_rows_of() noexcept {
     return std::is_same_v<Arch, scalar_arch> ? 0 : lanes<Arch, float>::width;
@@ -308,7 +316,7 @@ kernel_table make_kernel_table() noexcept {
             detail::band_rows_of<Arch>(),
             detail::band_square_entry_of<Arch>(),
             &detail::block_entry_aligned_unprefetched<Arch, float>,
-            &detail::run_entry_unprefetched<Arch>};
+            detail::run_unprefetched_entry_of<Arch>()};
 }
 
 } // namespace numgap::kernels
