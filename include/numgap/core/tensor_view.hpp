@@ -52,12 +52,8 @@ public:
             throw error(error_kind::shape, "tensor has " + std::to_string(shape.size()) + " dimensions but " +
                                                std::to_string(strides.size()) + " strides");
         rank_ = static_cast<std::int8_t>(shape.size());
-        for (int i = 0; i < rank_; ++i) {
-            if (shape[i] < 0)
-                throw error(error_kind::shape, "tensor has a negative dimension " + std::to_string(shape[i]));
-            shape_[i] = shape[i];
-        }
-        count_elements();
+        for (int i = 0; i < rank_; ++i) shape_[i] = shape[i];
+        count_elements(); // refuses negative dimensions
         if (strides.empty())
             set_contiguous_strides();
         else

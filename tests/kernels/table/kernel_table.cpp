@@ -1,7 +1,8 @@
-// Pins kernel_table::widen_f32 (numgap/kernels/table/kernel_table.hpp): on every arch this
-// CPU runs, it converts bit-exactly like the portable conversions, for every
+// Pins kernel_table (numgap/kernels/table/kernel_table.hpp): widen_f32, on every arch this
+// CPU runs, converts bit-exactly like the portable conversions, for every
 // float16 / bfloat16 bit pattern, every float8 code and every 8- and 16-bit integer, with and
-// without per-tensor dequantization.
+// without per-tensor dequantization; active_kernels is the best arch's table as tuned
+// for this CPU; the prefetch-free entries give their twins' sums bit for bit.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -20,6 +21,25 @@ namespace {
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
+
+// The next of a fixed sequence of values k / 128, k in [-1000, 1000].
+float next_value(std::uint32_t& state) {
+    state = state * 1664525u + 1013904223u;
+    return float(std::int32_t(state >> 8) % 2001 - 1000) / 128.0f;
+}
+
+// The first element of `values` that starts a 64-byte line (values must hold
+// at least 16 floats).
+const float* first_on_line(const std::vector<float>& values) {
+    const std::size_t floats_past_line = reinterpret_cast<std::uintptr_t>(values.data()) % 64 / sizeof(float);
+    return values.data() + (16 - floats_past_line) % 16;
+}
+
+// Each tier of kernel work the prefetch-free entries must match bit for bit.
+constexpr unsigned every_feature_tier[] = {
+    numgap::kernels::kernel_feature::moments, numgap::kernels::kernel_feature::side_counts,
+    numgap::kernels::kernel_feature::side_statistics, numgap::kernels::kernel_feature::side_min_max,
+    numgap::kernels::kernel_feature::closeness | numgap::kernels::kernel_feature::side_counts};
 } // namespace
 
 TEST_SUITE("kernels") {
@@ -165,13 +185,11 @@ TEST_CASE("block_f32_aligned_unprefetched gives block_f32's sums bit for bit on 
     // (which take block_f32 itself) and non-finite values.
     std::vector<float> storage(2 * 70000 + 64);
     std::uint32_t state = 7;
-    for (float& x : storage)
-        x = float(std::int32_t((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 128.0f;
+    for (float& x : storage) x = next_value(state);
     storage[5003] = std::numeric_limits<float>::quiet_NaN();
     storage[70000 + 9001] = std::numeric_limits<float>::infinity();
-    const auto line_offset = [](const float* p) { return int(reinterpret_cast<std::uintptr_t>(p) % 64 / 4); };
-    const float* aligned = storage.data() + (16 - line_offset(storage.data())) % 16;
-    REQUIRE(line_offset(aligned) == 0);
+    const float* aligned = first_on_line(storage);
+    REQUIRE(reinterpret_cast<std::uintptr_t>(aligned) % 64 == 0);
     for (const auto& table : numgap::kernels::available_kernels()) {
         CAPTURE(std::string_view(table.arch_name));
         REQUIRE((table.block_f32_aligned_unprefetched != nullptr));
@@ -182,10 +200,7 @@ TEST_CASE("block_f32_aligned_unprefetched gives block_f32's sums bit for bit on 
                 CAPTURE(shift);
                 const float* reference = aligned + shift;
                 const float* target = aligned + 70000 + 16 * (shift == 16 ? 1 : 0);
-                for (const unsigned features :
-                     {numgap::kernels::kernel_feature::moments, numgap::kernels::kernel_feature::side_counts,
-                      numgap::kernels::kernel_feature::side_statistics, numgap::kernels::kernel_feature::side_min_max,
-                      numgap::kernels::kernel_feature::closeness | numgap::kernels::kernel_feature::side_counts}) {
+                for (const unsigned features : every_feature_tier) {
                     numgap::kernels::pair_moments want, got;
                     table.block_f32(reference, target, n, {features, 1e-8, 1e-5}, want);
                     table.block_f32_aligned_unprefetched(reference, target, n, {features, 1e-8, 1e-5}, got);
@@ -207,7 +222,7 @@ TEST_CASE("run_f32_unprefetched gives run_f32's sums bit for bit on every availa
     std::vector<std::uint8_t> bytes(floats.size());
     std::uint32_t state = 11;
     for (std::size_t i = 0; i < floats.size(); ++i) {
-        floats[i] = float(std::int32_t((state = state * 1664525u + 1013904223u) >> 8) % 2001 - 1000) / 128.0f;
+        floats[i] = next_value(state);
         halves[i] = numgap::to_float16(floats[i] * 0.999f);
         brains[i] = numgap::to_bfloat16(floats[i] * 1.001f);
         bytes[i] = std::uint8_t(state >> 24);
@@ -217,9 +232,8 @@ TEST_CASE("run_f32_unprefetched gives run_f32's sums bit for bit on every availa
     brains[777] = numgap::to_bfloat16(-std::numeric_limits<float>::infinity());
     using numgap::dtype;
     using numgap::kernels::stored_run;
-    const auto line_offset = [](const float* p) { return int(reinterpret_cast<std::uintptr_t>(p) % 64 / 4); };
-    const float* on_line = floats.data() + (16 - line_offset(floats.data())) % 16;
-    REQUIRE(line_offset(on_line) == 0);
+    const float* on_line = first_on_line(floats);
+    REQUIRE(reinterpret_cast<std::uintptr_t>(on_line) % 64 == 0);
     for (const auto& table : numgap::kernels::available_kernels()) {
         CAPTURE(std::string_view(table.arch_name));
         REQUIRE((table.run_f32_unprefetched != nullptr));
@@ -242,11 +256,7 @@ TEST_CASE("run_f32_unprefetched gives run_f32's sums bit for bit on every availa
                 for (const auto& pair : pairs) {
                     CAPTURE(int(pair[0].type));
                     CAPTURE(int(pair[1].type));
-                    for (const unsigned features :
-                         {numgap::kernels::kernel_feature::moments, numgap::kernels::kernel_feature::side_counts,
-                          numgap::kernels::kernel_feature::side_statistics,
-                          numgap::kernels::kernel_feature::side_min_max,
-                          numgap::kernels::kernel_feature::closeness | numgap::kernels::kernel_feature::side_counts}) {
+                    for (const unsigned features : every_feature_tier) {
                         numgap::kernels::pair_moments want, got;
                         table.run_f32(pair[0], pair[1], n, {features, 1e-8, 1e-5}, want);
                         table.run_f32_unprefetched(pair[0], pair[1], n, {features, 1e-8, 1e-5}, got);

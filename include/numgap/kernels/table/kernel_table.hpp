@@ -182,7 +182,7 @@ void run_entry(const stored_run& reference, const stored_run& target, std::size_
     // per architecture (31 sources on either side: float32, 8 widening, 9
     // block sources and 13 aligned ones, the 4 integer codes with and without
     // zero points and the 5 float codes; float32/float32 once) instead of 961
-    // (run_entry_unprefetched adds 5 on vector architectures).
+    // (run_entry_unprefetched adds 4 on vector architectures).
     if (reference.type == dtype::float32) {
         const pointer_source<Arch, float> r{static_cast<const float*>(reference.data)};
         visit_stored_run<Arch>(target, n, [&](const auto& t) { accumulate_pair(Arch{}, r, t, n, options, moments); });
@@ -200,7 +200,6 @@ template <class Arch>
 void run_entry_unprefetched(const stored_run& reference, const stored_run& target, std::size_t n,
                             const kernel_options& options, pair_moments& moments) noexcept {
     const auto sixteen_bit = [](dtype type) { return type == dtype::float16 || type == dtype::bfloat16; };
-    const auto on_line = [](const stored_run& run) { return (reinterpret_cast<std::uintptr_t>(run.data) & 63u) == 0; };
     // visit(source) with the float16 or bfloat16 run as an unprefetched source.
     const auto visit_16bit = [](const stored_run& run, auto&& visit) {
         if (run.type == dtype::float16)
@@ -214,10 +213,10 @@ void run_entry_unprefetched(const stored_run& reference, const stored_run& targe
     } else if (target.type == dtype::float32 && sixteen_bit(reference.type)) {
         const float_source t{static_cast<const float*>(target.data)};
         visit_16bit(reference, [&](const auto& r) { accumulate_pair(Arch{}, r, t, n, options, moments); });
-    } else if (reference.type == dtype::float32 && target.type == dtype::float32 && on_line(reference) &&
-               on_line(target)) {
-        accumulate_pair(Arch{}, float_source{static_cast<const float*>(reference.data)},
-                        float_source{static_cast<const float*>(target.data)}, n, options, moments);
+    } else if (reference.type == dtype::float32 && target.type == dtype::float32) {
+        // Its fallback off a line is run_entry's float32 pair: the same sources.
+        block_entry_aligned_unprefetched<Arch, float>(static_cast<const float*>(reference.data),
+                                                      static_cast<const float*>(target.data), n, options, moments);
     } else {
         run_entry<Arch>(reference, target, n, options, moments);
     }
