@@ -26,6 +26,9 @@
 //   BM_prepared_f32_f32,        prepared_metric_set::evaluate_into (values
 //   BM_prepared_default_f32_f32 into caller storage), without any side
 //                               statistic and with the default options;
+//   BM_evaluate_typed_f32_f32   the compile-time form, evaluate(r, t,
+//                               cosine{}, atol{}, mse{}, max_abs{}) (no
+//                               side statistics, results in a std::array);
 //   BM_eigen_f32_f32            the best-library baseline: Eigen, as its users
 //                               write these metrics (baselines/eigen_metrics.hpp;
 //                               absent when CMake finds no Eigen3);
@@ -342,6 +345,18 @@ void prepared(benchmark::State& state, pair_kind kind, numgap::evaluate_options 
     set_counters(state, kind, n);
 }
 
+// The compile-time form: the metrics as types, results in a std::array.
+void evaluate_typed(benchmark::State& state) {
+    const std::int64_t n = state.range(0);
+    pair_data& d = data_for(pair_kind::f32, n);
+    for (auto _ : state) {
+        auto results = numgap::evaluate(d.reference_view, d.target_view, numgap::cosine{}, numgap::atol{},
+                                        numgap::mse{}, numgap::max_abs{});
+        benchmark::DoNotOptimize(results.data());
+    }
+    set_counters(state, pair_kind::f32, n);
+}
+
 #if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN
 void eigen(benchmark::State& state) {
     const std::int64_t n = state.range(0);
@@ -559,6 +574,7 @@ int register_all() {
                                            [](benchmark::State& s) { prepared(s, pair_kind::f32, metrics_alone); }));
     add_sizes(benchmark::RegisterBenchmark("BM_prepared_default_f32_f32",
                                            [](benchmark::State& s) { prepared(s, pair_kind::f32, {}); }));
+    add_sizes(benchmark::RegisterBenchmark("BM_evaluate_typed_f32_f32", evaluate_typed));
 #if defined(NUMGAP_BENCHMARK_EIGEN) && NUMGAP_BENCHMARK_EIGEN
     add_sizes(benchmark::RegisterBenchmark("BM_eigen_f32_f32", eigen));
 #else

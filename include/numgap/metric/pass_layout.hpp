@@ -17,6 +17,26 @@ namespace numgap::detail {
 
 struct erased_reduction;
 
+// Adds a fused metric's kernel options to a pass's `into`; false (and `into`
+// unchanged) when it reads tolerances other than those an earlier metric
+// claimed (`claimed`): the pass cannot serve both. Only metrics that read the
+// tolerances claim them: psnr_db and max_rel need the closeness tier but must
+// not make a later allclose's own tolerances a clash.
+inline bool merge_fused_options(kernels::kernel_options& into, bool& claimed,
+                                const kernels::kernel_options& fused) noexcept {
+    const bool claims_tolerance = (fused.features & kernels::kernel_feature::closeness) != 0 && fused.uses_tolerance;
+    if (claims_tolerance && claimed &&
+        (fused.allclose_atol != into.allclose_atol || fused.allclose_rtol != into.allclose_rtol))
+        return false;
+    into.features |= fused.features;
+    if (claims_tolerance && !claimed) {
+        into.allclose_atol = fused.allclose_atol;
+        into.allclose_rtol = fused.allclose_rtol;
+        claimed = true;
+    }
+    return true;
+}
+
 struct pass_layout {
     // What pass_source holds for a metric not served by a reduction index.
     static constexpr int from_fused_moments = -2;
@@ -34,26 +54,10 @@ struct pass_layout {
         // Reserve first, so a failed allocation leaves the layout unchanged.
         sources.reserve(sources.size() + 1);
         reductions.reserve(reductions.size() + 1);
-        if (fused != nullptr) {
-            // Only metrics that read the tolerances claim them: psnr_db and
-            // max_rel need the closeness tier but must not make a later
-            // allclose's own tolerances a clash.
-            const bool claims_tolerance =
-                (fused->features & kernels::kernel_feature::closeness) != 0 && fused->uses_tolerance;
-            const bool tolerance_clash = claims_tolerance && closeness_claimed &&
-                                         (fused->allclose_atol != kernel_options.allclose_atol ||
-                                          fused->allclose_rtol != kernel_options.allclose_rtol);
-            if (!tolerance_clash) {
-                kernel_options.features |= fused->features;
-                if (claims_tolerance && !closeness_claimed) {
-                    kernel_options.allclose_atol = fused->allclose_atol;
-                    kernel_options.allclose_rtol = fused->allclose_rtol;
-                    closeness_claimed = true;
-                }
-                any_fused = true;
-                sources.push_back(from_fused_moments);
-                return;
-            }
+        if (fused != nullptr && merge_fused_options(kernel_options, closeness_claimed, *fused)) {
+            any_fused = true;
+            sources.push_back(from_fused_moments);
+            return;
         }
         if (reduction != nullptr) {
             sources.push_back(int(reductions.size()));

@@ -1,0 +1,146 @@
+// Pins the compile-time form evaluate(reference, target, m1, m2, ...)
+// (metric/evaluate.hpp): for sum-based built-ins it calls the kernel itself,
+// and must give the runtime form's results bit for bit (names, values, rules,
+// verdicts) on every kind of pair, with every tier of the fused pass, and
+// fall back to a metric_set when the pass cannot serve the mix.
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <numgap/metric.hpp>
+
+#include "../core/caught_error.hpp"
+#include "oracle_check.hpp"
+
+namespace {
+
+bool typed_same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The runtime form with the options the compile-time form documents: one
+// thread, no side statistics.
+template <class... M>
+numgap::evaluation evaluate_through_set(const numgap::tensor_view& r, const numgap::tensor_view& t,
+                                        const M&... metrics) {
+    numgap::metric_set set;
+    (set.add(metrics), ...);
+    return numgap::evaluate(r, t, set, numgap::evaluate_options{1, false, false, false});
+}
+
+template <class... M>
+void check_typed_equals_runtime(const numgap::tensor_view& r, const numgap::tensor_view& t, const M&... metrics) {
+    const auto typed = numgap::evaluate(r, t, metrics...);
+    const numgap::evaluation runtime = evaluate_through_set(r, t, metrics...);
+    REQUIRE(runtime.metrics.size() == typed.size());
+    for (std::size_t i = 0; i < typed.size(); ++i) {
+        INFO(runtime.metrics[i].name);
+        CHECK(typed[i].name == runtime.metrics[i].name);
+        CHECK(typed_same_bits(typed[i].value, runtime.metrics[i].value));
+        CHECK(typed[i].rule == runtime.metrics[i].rule);
+        CHECK(typed[i].passed == runtime.metrics[i].passed);
+    }
+}
+
+// Every sum-based built-in: the moments, the closeness tier (allclose,
+// max_rel, psnr_db) and the tolerances of one allclose.
+void check_every_fused_builtin(const numgap::tensor_view& r, const numgap::tensor_view& t) {
+    check_typed_equals_runtime(r, t, numgap::cosine{}, numgap::atol{}, numgap::mse{}, numgap::max_abs{}, numgap::l1{},
+                               numgap::snr_db{}, numgap::psnr_db{}, numgap::norm_l2{}, numgap::max_rel{},
+                               numgap::allclose{1e-3, 1e-2});
+    check_typed_equals_runtime(r, t, numgap::cosine{}, numgap::atol{}, numgap::mse{}, numgap::max_abs{});
+    check_typed_equals_runtime(r, t, numgap::max_abs{});
+}
+
+} // namespace
+
+TEST_SUITE("metric") {
+TEST_CASE("compile-time evaluate() gives the runtime form's results bit for bit, float32 pairs of every length") {
+    for (const std::size_t n : {std::size_t(1), std::size_t(7), std::size_t(15), std::size_t(16), std::size_t(17),
+                                std::size_t(1024), std::size_t(2049), std::size_t(70001)}) {
+        CAPTURE(n);
+        const auto pair = numgap_test::make_pair(n, 23);
+        const numgap::tensor_view r{std::span<const float>(pair.reference)}, t{std::span<const float>(pair.target)};
+        check_every_fused_builtin(r, t);
+        check_every_fused_builtin(r, r);
+        // Starts off the 64-byte line.
+        if (n > 1) {
+            const numgap::tensor_view r1{std::span<const float>(pair.reference).subspan(1)},
+                t1{std::span<const float>(pair.target).subspan(1)};
+            check_every_fused_builtin(r1, t1);
+        }
+    }
+}
+
+TEST_CASE("compile-time evaluate(): NaN, infinities, zero vectors and huge values as the runtime form") {
+    constexpr float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+    const auto pair = numgap_test::make_pair(3000, 5);
+    for (const float odd : {nan, inf, -inf, 3e38f, 0.0f}) {
+        CAPTURE(odd);
+        std::vector<float> reference = pair.reference, target = pair.target;
+        target[2500] = odd;
+        reference[17] = odd;
+        const numgap::tensor_view r{std::span<const float>(reference)}, t{std::span<const float>(target)};
+        check_every_fused_builtin(r, t);
+    }
+    const std::vector<float> zeros(100, 0.0f);
+    const numgap::tensor_view z{std::span<const float>(zeros)};
+    check_every_fused_builtin(z, z);
+}
+
+TEST_CASE("compile-time evaluate(): float16, quantized, strided and float64 pairs as the runtime form") {
+    const auto pair = numgap_test::make_pair(5000, 9);
+    const numgap::tensor_view r{std::span<const float>(pair.reference)};
+    std::vector<numgap::float16> half(pair.target.size());
+    for (std::size_t i = 0; i < half.size(); ++i) half[i] = numgap::to_float16(pair.target[i]);
+    check_every_fused_builtin(r, numgap::tensor_view(half.data(), numgap::dtype::float16, {5000}));
+
+    std::vector<std::uint8_t> codes(pair.target.size());
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = std::uint8_t(i * 7 % 256);
+    numgap::tensor_view quantized(codes.data(), numgap::dtype::uint8, {5000});
+    quantized.with_quantization(numgap::quantization::per_tensor(0.02f, 128));
+    check_every_fused_builtin(r, quantized);
+
+    const std::int64_t shape[] = {2500}, strides[] = {2};
+    const numgap::tensor_view every_other_r(pair.reference.data(), std::span<const std::int64_t>(shape),
+                                            std::span<const std::int64_t>(strides));
+    const numgap::tensor_view every_other_t(pair.target.data(), std::span<const std::int64_t>(shape),
+                                            std::span<const std::int64_t>(strides));
+    check_every_fused_builtin(every_other_r, every_other_t);
+
+    const std::vector<double> wide_r(pair.reference.begin(), pair.reference.end()),
+        wide_t(pair.target.begin(), pair.target.end());
+    check_every_fused_builtin(numgap::tensor_view{std::span<const double>(wide_r)},
+                              numgap::tensor_view{std::span<const double>(wide_t)});
+}
+
+TEST_CASE("compile-time evaluate(): mixes the fused pass cannot serve alone still match the runtime form") {
+    const auto pair = numgap_test::make_pair(4096, 31);
+    const numgap::tensor_view r(pair.reference.data(), {64, 64}), t(pair.target.data(), {64, 64});
+    // Two allclose with other tolerances: the second runs as a reduction.
+    check_typed_equals_runtime(r, t, numgap::allclose{0.1, 0}, numgap::cosine{}, numgap::allclose{1.0, 0});
+    // max_rel and psnr_db need the closeness tier but claim no tolerance.
+    check_typed_equals_runtime(r, t, numgap::max_rel{}, numgap::allclose{0, 1e-3}, numgap::psnr_db{});
+    // Whole-tensor metrics and a user reduction beside the built-ins.
+    check_typed_equals_runtime(r, t, numgap::kl_div{}, numgap::cosine{}, numgap::topk{}, numgap_test::sum_of_target{});
+}
+
+TEST_CASE("compile-time evaluate(): refuses a bad pair as the runtime form does") {
+    const std::vector<float> a(12, 1.0f), b(12, 1.0f);
+    const numgap::tensor_view r(a.data(), {3, 4}), t(b.data(), {4, 3}), empty(a.data(), {0, 4});
+    const numgap::tensor_view bad_pairs[][2] = {{r, t}, {empty, empty}};
+    for (const auto& pair : bad_pairs) {
+        const auto typed =
+            numgap_test::caught_error([&] { (void)numgap::evaluate(pair[0], pair[1], numgap::cosine{}); });
+        const auto runtime =
+            numgap_test::caught_error([&] { (void)evaluate_through_set(pair[0], pair[1], numgap::cosine{}); });
+        REQUIRE(typed.has_value());
+        REQUIRE(runtime.has_value());
+        CHECK(typed->kind() == runtime->kind());
+        CHECK(std::string(typed->what()) == std::string(runtime->what()));
+    }
+}
+} // TEST_SUITE("metric")
