@@ -1,0 +1,103 @@
+// Pins what metric/evaluate.hpp and prepared_metric_set.hpp promise about the
+// heap: built-in sum metrics on one thread allocate nothing per call, in the
+// runtime form with default options, the prepared form and the compile-time
+// form, on dense and planned pairs alike. A user reduction metric's state
+// does allocate, which shows the count sees the calls.
+#include <cstdint>
+#include <iterator>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include <doctest/doctest.h>
+
+#include <numgap/metric.hpp>
+
+#include "../allocation_counter.hpp"
+#include "oracle_check.hpp"
+
+namespace {
+
+struct counted_pairs {
+    numgap_test::random_pair pair;
+    std::vector<numgap::float16> half;
+    std::vector<std::uint8_t> codes;
+    std::vector<double> wide_reference, wide_target;
+};
+
+counted_pairs make_counted_pairs(std::size_t n) {
+    counted_pairs data{numgap_test::make_pair(n, 41), {}, {}, {}, {}};
+    for (const float x : data.pair.target) data.half.push_back(numgap::to_float16(x));
+    for (std::size_t i = 0; i < n; ++i) data.codes.push_back(std::uint8_t(i * 13 % 256));
+    data.wide_reference.assign(data.pair.reference.begin(), data.pair.reference.end());
+    data.wide_target.assign(data.pair.target.begin(), data.pair.target.end());
+    return data;
+}
+
+} // namespace
+
+TEST_SUITE("metric") {
+TEST_CASE("evaluate() on built-in sum metrics with one thread allocates nothing per call, in all three forms") {
+    if (!numgap_test::counting_allocations) {
+        MESSAGE("operator new is not counted under AddressSanitizer: nothing to check");
+        return;
+    }
+    for (const std::size_t n : {std::size_t(1000), std::size_t(200003)}) {
+        CAPTURE(n);
+        const counted_pairs data = make_counted_pairs(n);
+        const auto count = std::int64_t(n);
+        const numgap::tensor_view reference{std::span<const float>(data.pair.reference)};
+        numgap::tensor_view quantized(data.codes.data(), numgap::dtype::uint8, {count});
+        quantized.with_quantization(numgap::quantization::per_tensor(0.02f, 128));
+        const std::int64_t half_shape[] = {count / 2}, every_other[] = {2};
+        const numgap::tensor_view targets[] = {
+            numgap::tensor_view{std::span<const float>(data.pair.target)},
+            numgap::tensor_view(data.half.data(), numgap::dtype::float16, {count}),
+            quantized,
+        };
+        const numgap::tensor_view strided_reference(data.pair.reference.data(),
+                                                    std::span<const std::int64_t>(half_shape),
+                                                    std::span<const std::int64_t>(every_other));
+        const numgap::tensor_view strided_target(data.pair.target.data(), std::span<const std::int64_t>(half_shape),
+                                                 std::span<const std::int64_t>(every_other));
+        const numgap::tensor_view wide_reference{std::span<const double>(data.wide_reference)},
+            wide_target{std::span<const double>(data.wide_target)};
+        const std::pair<numgap::tensor_view, numgap::tensor_view> pairs[] = {{reference, targets[0]},
+                                                                             {reference, targets[1]},
+                                                                             {reference, targets[2]},
+                                                                             {strided_reference, strided_target},
+                                                                             {wide_reference, wide_target}};
+
+        numgap::metric_set set = numgap::metric_set::defaults();
+        set.add(numgap::max_abs{}).add(numgap::allclose{}).add(numgap::psnr_db{});
+        const numgap::prepared_metric_set prepared(set);
+        std::vector<double> values(set.size());
+        numgap::side_stats reference_stats, target_stats;
+        for (std::size_t p = 0; p < std::size(pairs); ++p) {
+            CAPTURE(p);
+            const numgap::tensor_view &r = pairs[p].first, &t = pairs[p].second;
+            numgap::evaluate(r, t, set); // the first call may set up the kernel table
+            CHECK(numgap_test::allocations_of([&] {
+                      const numgap::evaluation e = numgap::evaluate(r, t, set);
+                      CHECK(e.metrics.size() == set.size());
+                  }) == 0);
+            CHECK(numgap_test::allocations_of([&] {
+                      numgap::evaluation e =
+                          numgap::evaluate(r, t, set, {.side_statistics = true, .side_min_max = true});
+                      CHECK(e.reference.count == t.size());
+                  }) == 0);
+            CHECK(numgap_test::allocations_of(
+                      [&] { prepared.evaluate_into(r, t, values, &reference_stats, &target_stats); }) == 0);
+            CHECK(numgap_test::allocations_of([&] {
+                      const auto results =
+                          numgap::evaluate(r, t, numgap::cosine{}, numgap::atol{}, numgap::mse{}, numgap::allclose{});
+                      CHECK(results[0].name == "cosine");
+                  }) == 0);
+        }
+        // A user reduction's state lives on the heap: the count sees it.
+        numgap::metric_set with_user_metric = numgap::metric_set::defaults();
+        with_user_metric.add(numgap_test::sum_of_target{});
+        CHECK(numgap_test::allocations_of([&] { numgap::evaluate(reference, targets[0], with_user_metric); }) > 0);
+    }
+}
+} // TEST_SUITE("metric")
