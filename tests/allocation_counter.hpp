@@ -1,14 +1,16 @@
 #pragma once
 // Counts the test binary's calls of the global operator new (replaced in
-// allocation_counter.cpp), so a test can pin "allocates nothing". Under
-// AddressSanitizer the operator is left as it is (its own checks of new and
-// delete matter more there) and counting_allocations is false.
+// allocation_counter.cpp), so a test can pin "allocates nothing". Under a
+// sanitizer that brings its own operator new (address, thread, memory,
+// hwaddress) the operator is left as it is (the sanitizer's checks matter
+// more there) and counting_allocations is false.
 #include <cstdint>
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define NUMGAP_TEST_COUNTS_ALLOCATIONS 0
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer) ||          \
+    __has_feature(hwaddress_sanitizer)
 #define NUMGAP_TEST_COUNTS_ALLOCATIONS 0
 #endif
 #endif

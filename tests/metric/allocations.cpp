@@ -3,6 +3,7 @@
 // runtime form with default options, the prepared form and the compile-time
 // form, on dense and planned pairs alike. A user reduction metric's state
 // does allocate, which shows the count sees the calls.
+#include <array>
 #include <cstdint>
 #include <iterator>
 #include <span>
@@ -77,27 +78,47 @@ TEST_CASE("evaluate() on built-in sum metrics with one thread allocates nothing 
             CAPTURE(p);
             const numgap::tensor_view &r = pairs[p].first, &t = pairs[p].second;
             numgap::evaluate(r, t, set); // the first call may set up the kernel table
+            // What a call returns is checked after the count: a failed
+            // CHECK inside the counted call would allocate for its report.
+            numgap::evaluation e, with_statistics;
+            CHECK(numgap_test::allocations_of([&] { e = numgap::evaluate(r, t, set); }) == 0);
+            CHECK(e.metrics.size() == set.size());
             CHECK(numgap_test::allocations_of([&] {
-                      const numgap::evaluation e = numgap::evaluate(r, t, set);
-                      CHECK(e.metrics.size() == set.size());
+                      with_statistics = numgap::evaluate(r, t, set, {.side_statistics = true, .side_min_max = true});
                   }) == 0);
-            CHECK(numgap_test::allocations_of([&] {
-                      numgap::evaluation e =
-                          numgap::evaluate(r, t, set, {.side_statistics = true, .side_min_max = true});
-                      CHECK(e.reference.count == t.size());
-                  }) == 0);
+            CHECK(with_statistics.reference.count == t.size());
             CHECK(numgap_test::allocations_of(
                       [&] { prepared.evaluate_into(r, t, values, &reference_stats, &target_stats); }) == 0);
+            CHECK(values[0] == e.metrics[0].value);
+            // The compile-time form takes the kernel directly for every mix
+            // of sum-based built-ins whose tolerances agree (no metric_set).
+            std::array<numgap::metric_result, 4> four;
             CHECK(numgap_test::allocations_of([&] {
-                      const auto results =
+                      four =
                           numgap::evaluate(r, t, numgap::cosine{}, numgap::atol{}, numgap::mse{}, numgap::allclose{});
-                      CHECK(results[0].name == "cosine");
                   }) == 0);
+            CHECK(four[0].name == "cosine");
+            std::array<numgap::metric_result, 3> closeness;
+            CHECK(
+                numgap_test::allocations_of([&] {
+                    closeness = numgap::evaluate(r, t, numgap::max_rel{}, numgap::allclose{0, 1e-3}, numgap::psnr_db{});
+                }) == 0);
+            CHECK(closeness[1].name == "allclose");
+            std::array<numgap::metric_result, 2> same_tolerances;
+            CHECK(numgap_test::allocations_of([&] {
+                      same_tolerances = numgap::evaluate(r, t, numgap::allclose{1e-3, 0}, numgap::allclose{1e-3, 0});
+                  }) == 0);
+            CHECK(same_tolerances[0].value == same_tolerances[1].value);
         }
-        // A user reduction's state lives on the heap: the count sees it.
+        // The controls: a user reduction's state lives on the heap, and two
+        // allclose with other tolerances make the compile-time form build a
+        // metric_set (the second runs as a reduction): the count sees both.
         numgap::metric_set with_user_metric = numgap::metric_set::defaults();
         with_user_metric.add(numgap_test::sum_of_target{});
         CHECK(numgap_test::allocations_of([&] { numgap::evaluate(reference, targets[0], with_user_metric); }) > 0);
+        CHECK(numgap_test::allocations_of([&] {
+                  numgap::evaluate(reference, targets[0], numgap::allclose{0.1, 0}, numgap::allclose{1.0, 0});
+              }) > 0);
     }
 }
 } // TEST_SUITE("metric")

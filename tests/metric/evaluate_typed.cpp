@@ -4,7 +4,6 @@
 // verdicts) on every kind of pair, with every tier of the fused pass, and
 // fall back to a metric_set when the pass cannot serve the mix.
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -18,8 +17,6 @@
 #include "oracle_check.hpp"
 
 namespace {
-
-bool typed_same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 // The runtime form with the options the compile-time form documents: one
 // thread, no side statistics.
@@ -36,10 +33,15 @@ void check_typed_equals_runtime(const numgap::tensor_view& r, const numgap::tens
     const auto typed = numgap::evaluate(r, t, metrics...);
     const numgap::evaluation runtime = evaluate_through_set(r, t, metrics...);
     REQUIRE(runtime.metrics.size() == typed.size());
+    // The default options (each side's counts) change no metric's value.
+    numgap::metric_set set;
+    (set.add(metrics), ...);
+    const numgap::evaluation with_defaults = numgap::evaluate(r, t, set);
     for (std::size_t i = 0; i < typed.size(); ++i) {
         INFO(runtime.metrics[i].name);
+        CHECK(numgap_test::same_bits(typed[i].value, with_defaults.metrics[i].value));
         CHECK(typed[i].name == runtime.metrics[i].name);
-        CHECK(typed_same_bits(typed[i].value, runtime.metrics[i].value));
+        CHECK(numgap_test::same_bits(typed[i].value, runtime.metrics[i].value));
         CHECK(typed[i].rule == runtime.metrics[i].rule);
         CHECK(typed[i].passed == runtime.metrics[i].passed);
     }
@@ -113,8 +115,39 @@ TEST_CASE("compile-time evaluate(): float16, quantized, strided and float64 pair
 
     const std::vector<double> wide_r(pair.reference.begin(), pair.reference.end()),
         wide_t(pair.target.begin(), pair.target.end());
-    check_every_fused_builtin(numgap::tensor_view{std::span<const double>(wide_r)},
-                              numgap::tensor_view{std::span<const double>(wide_t)});
+    const numgap::tensor_view wide_reference{std::span<const double>(wide_r)},
+        wide_target{std::span<const double>(wide_t)};
+    check_every_fused_builtin(wide_reference, wide_target);
+    check_every_fused_builtin(wide_reference, numgap::tensor_view{std::span<const float>(pair.target)});
+    check_every_fused_builtin(r, wide_target);
+
+    std::vector<numgap::bfloat16> brain(pair.target.size());
+    for (std::size_t i = 0; i < brain.size(); ++i) brain[i] = numgap::to_bfloat16(pair.target[i]);
+    check_every_fused_builtin(r, numgap::tensor_view(brain.data(), numgap::dtype::bfloat16, {5000}));
+}
+
+TEST_CASE("compile-time evaluate(): per-channel quantized and NHWC targets as the runtime form") {
+    const std::int64_t n = 2, c = 5, h = 7, w = 9;
+    const auto pair = numgap_test::make_pair(std::size_t(n * c * h * w), 17);
+    const numgap::tensor_view r(pair.reference.data(), {n, c, h, w});
+    std::vector<float> nhwc(pair.target.size());
+    for (std::int64_t in = 0; in < n; ++in)
+        for (std::int64_t ic = 0; ic < c; ++ic)
+            for (std::int64_t ih = 0; ih < h; ++ih)
+                for (std::int64_t iw = 0; iw < w; ++iw)
+                    nhwc[std::size_t(((in * h + ih) * w + iw) * c + ic)] =
+                        pair.target[std::size_t(((in * c + ic) * h + ih) * w + iw)];
+    numgap::tensor_view channels_last(nhwc.data(), {n, h, w, c});
+    channels_last.with_axis_order({0, 2, 3, 1});
+    check_every_fused_builtin(r, channels_last);
+
+    std::vector<std::int8_t> codes(pair.target.size());
+    for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = std::int8_t(int(i * 11 % 251) - 125);
+    const float scales[] = {0.01f, 0.02f, 0.005f, 0.03f, 0.015f};
+    const std::int32_t zero_points[] = {0, 3, -2, 1, 0};
+    numgap::tensor_view per_channel(codes.data(), numgap::dtype::int8, {n, c, h, w});
+    per_channel.with_quantization(numgap::quantization::along(1, scales, zero_points));
+    check_every_fused_builtin(r, per_channel);
 }
 
 TEST_CASE("compile-time evaluate(): mixes the fused pass cannot serve alone still match the runtime form") {
@@ -130,13 +163,17 @@ TEST_CASE("compile-time evaluate(): mixes the fused pass cannot serve alone stil
 
 TEST_CASE("compile-time evaluate(): refuses a bad pair as the runtime form does") {
     const std::vector<float> a(12, 1.0f), b(12, 1.0f);
-    const numgap::tensor_view r(a.data(), {3, 4}), t(b.data(), {4, 3}), empty(a.data(), {0, 4});
-    const numgap::tensor_view bad_pairs[][2] = {{r, t}, {empty, empty}};
+    const std::vector<std::uint8_t> flags(12, 1);
+    const numgap::tensor_view r(a.data(), {3, 4}), t(b.data(), {4, 3}), empty(a.data(), {0, 4}),
+        no_data(static_cast<const float*>(nullptr), {3, 4}), booleans(flags.data(), numgap::dtype::boolean, {3, 4}),
+        misaligned(reinterpret_cast<const char*>(b.data()) + 1, numgap::dtype::float32, {3, 4});
+    const numgap::tensor_view bad_pairs[][2] = {{r, t}, {empty, empty}, {r, no_data}, {r, booleans}, {misaligned, r}};
     for (const auto& pair : bad_pairs) {
         const auto typed =
             numgap_test::caught_error([&] { (void)numgap::evaluate(pair[0], pair[1], numgap::cosine{}); });
         const auto runtime =
             numgap_test::caught_error([&] { (void)evaluate_through_set(pair[0], pair[1], numgap::cosine{}); });
+        CAPTURE(runtime ? runtime->what() : "");
         REQUIRE(typed.has_value());
         REQUIRE(runtime.has_value());
         CHECK(typed->kind() == runtime->kind());

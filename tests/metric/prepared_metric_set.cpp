@@ -4,7 +4,6 @@
 // threads, 0 = every core), passed() matches metric_result::passed, and a
 // values span of the wrong size is a usage error.
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <random>
@@ -15,6 +14,8 @@
 #include <doctest/doctest.h>
 
 #include <numgap/metric.hpp>
+
+#include "test_support.hpp"
 
 TEST_SUITE("metric") {
 
@@ -33,17 +34,15 @@ struct sum_of_reference { // a user reduction metric riding the fused pass
 };
 
 // Bit-identical, NaN included (a NaN from a bug in one path must not hide behind NaN != NaN).
-bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
-
 void check_same_stats(const numgap::side_stats& a, const numgap::side_stats& b) {
     CHECK(a.count == b.count);
     CHECK(a.nan_count == b.nan_count);
     CHECK(a.positive_inf_count == b.positive_inf_count);
     CHECK(a.negative_inf_count == b.negative_inf_count);
-    CHECK(same_bits(a.min, b.min));
-    CHECK(same_bits(a.max, b.max));
-    CHECK(same_bits(a.mean, b.mean));
-    CHECK(same_bits(a.std, b.std));
+    CHECK(numgap_test::same_bits(a.min, b.min));
+    CHECK(numgap_test::same_bits(a.max, b.max));
+    CHECK(numgap_test::same_bits(a.mean, b.mean));
+    CHECK(numgap_test::same_bits(a.std, b.std));
 }
 
 void check_prepared_equals_evaluate(const numgap::metric_set& set, const numgap::evaluate_options& options,
@@ -67,7 +66,7 @@ void check_prepared_equals_evaluate(const numgap::metric_set& set, const numgap:
     prepared.evaluate_into(r, t, values, &reference_stats, &target_stats);
     for (std::size_t i = 0; i < values.size(); ++i) {
         INFO(expected.metrics[i].name);
-        CHECK(same_bits(values[i], expected.metrics[i].value));
+        CHECK(numgap_test::same_bits(values[i], expected.metrics[i].value));
         CHECK(prepared.passed(i, values[i]) == expected.metrics[i].passed);
     }
     if (options.any_side_statistics()) {

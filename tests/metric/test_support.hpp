@@ -2,6 +2,7 @@
 // Helpers shared by the metric tests: evaluate one metric on float vectors.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <span>
@@ -44,5 +45,8 @@ struct sum_of_target {
 };
 
 inline bool same_value(double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; }
+
+// The same double to the bit: NaN payloads and the sign of zero included.
+inline bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
 } // namespace numgap_test

@@ -66,8 +66,10 @@
 #include <numgap/metric/concept.hpp>
 #include <numgap/metric/evaluate_options.hpp>
 #include <numgap/metric/evaluation.hpp>
+#include <numgap/metric/fused_builtin.hpp>
 #include <numgap/metric/metric_result.hpp>
 #include <numgap/metric/metric_set.hpp>
+#include <numgap/metric/pass_layout.hpp>
 #include <numgap/metric/side_stats.hpp>
 
 namespace numgap {
@@ -253,7 +255,7 @@ template <class... M>
 std::array<metric_result, sizeof...(M)> evaluate(const tensor_view& reference, const tensor_view& target,
                                                  const M&... metrics) {
     static_assert((require_metric<M>() && ...));
-    if constexpr ((detail::fused_metric<M> && ...)) {
+    if constexpr (((metric<M> && detail::fused_metric<M>)&&...)) {
         kernels::kernel_options options{};
         bool tolerances_claimed = false;
         if ((detail::merge_fused_options(options, tolerances_claimed, metrics.kernel_options()) && ...)) {
