@@ -18,25 +18,25 @@
 
 namespace {
 
-// The runtime form with the options the compile-time form documents: one
-// thread, no side statistics.
 template <class... M>
-numgap::evaluation evaluate_through_set(const numgap::tensor_view& r, const numgap::tensor_view& t,
-                                        const M&... metrics) {
+numgap::metric_set set_of(const M&... metrics) {
     numgap::metric_set set;
     (set.add(metrics), ...);
-    return numgap::evaluate(r, t, set, numgap::evaluate_options{1, false, false, false});
+    return set;
 }
+
+// The runtime form with the options the compile-time form documents: one
+// thread, no side statistics.
+constexpr numgap::evaluate_options typed_form_options{1, false, false, false};
 
 template <class... M>
 void check_typed_equals_runtime(const numgap::tensor_view& r, const numgap::tensor_view& t, const M&... metrics) {
     const auto typed = numgap::evaluate(r, t, metrics...);
-    const numgap::evaluation runtime = evaluate_through_set(r, t, metrics...);
-    REQUIRE(runtime.metrics.size() == typed.size());
+    const numgap::metric_set set = set_of(metrics...);
+    const numgap::evaluation runtime = numgap::evaluate(r, t, set, typed_form_options);
     // The default options (each side's counts) change no metric's value.
-    numgap::metric_set set;
-    (set.add(metrics), ...);
     const numgap::evaluation with_defaults = numgap::evaluate(r, t, set);
+    REQUIRE(runtime.metrics.size() == typed.size());
     for (std::size_t i = 0; i < typed.size(); ++i) {
         INFO(runtime.metrics[i].name);
         CHECK(numgap_test::same_bits(typed[i].value, with_defaults.metrics[i].value));
@@ -171,8 +171,8 @@ TEST_CASE("compile-time evaluate(): refuses a bad pair as the runtime form does"
     for (const auto& pair : bad_pairs) {
         const auto typed =
             numgap_test::caught_error([&] { (void)numgap::evaluate(pair[0], pair[1], numgap::cosine{}); });
-        const auto runtime =
-            numgap_test::caught_error([&] { (void)evaluate_through_set(pair[0], pair[1], numgap::cosine{}); });
+        const auto runtime = numgap_test::caught_error(
+            [&] { (void)numgap::evaluate(pair[0], pair[1], set_of(numgap::cosine{}), typed_form_options); });
         CAPTURE(runtime ? runtime->what() : "");
         REQUIRE(typed.has_value());
         REQUIRE(runtime.has_value());
