@@ -3,8 +3,8 @@
 // long enough to own heap blocks, across the inline/heap boundary; element
 // lifetimes (every constructed element destroyed once); moves (a heap block
 // changes hands, inline elements are moved one by one); an argument that
-// refers to an element while the vector grows; and the strong guarantee of
-// growth when a copy throws.
+// refers to an element while the vector grows; the strong guarantee of
+// growth when a copy throws; and append_generated (in place, all or nothing).
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -30,7 +30,11 @@ struct tracked {
         if (copies_left-- <= 0) throw std::runtime_error("copy refused");
         ++live;
     }
-    tracked(tracked&& other) noexcept(false) : value(other.value) { ++live; }
+    tracked(tracked&& other) noexcept(false) : value(other.value) {
+        ++live;
+        ++moves;
+    }
+    static inline int moves = 0;
     tracked& operator=(const tracked&) = default;
     ~tracked() { --live; }
     bool operator==(const tracked& other) const { return value == other.value; }
@@ -175,6 +179,53 @@ TEST_CASE("small_vector destroys every element it constructed, and growth is all
     CHECK(tracked::live == 0);
 }
 
+TEST_CASE("small_vector::append_generated builds each element where it lies and counts them once") {
+    using small_vector_test::tracked;
+    tracked::live = 0;
+    tracked::copies_left = 1 << 30;
+    {
+        numgap::small_vector<tracked, 4> v;
+        v.emplace_back(-1);
+        tracked::moves = 0;
+        v.append_generated(3, [](std::size_t i) { return tracked(int(i) * 10); });
+        CHECK(tracked::moves == 0); // built in place: no temporary moved in
+        CHECK(tracked::live == 4);
+        REQUIRE(v.size() == 4);
+        CHECK(v[0].value == -1);
+        CHECK(v[3].value == 20);
+        v.append_generated(0, [](std::size_t) -> tracked { throw std::runtime_error("not called"); });
+        CHECK(v.size() == 4);
+        // Past N: the block grows once, then the new elements are built in it.
+        v.append_generated(6, [](std::size_t i) { return tracked(100 + int(i)); });
+        REQUIRE(v.size() == 10);
+        CHECK(v.capacity() >= 10);
+        CHECK(tracked::live == 10);
+        for (int i = 0; i < 6; ++i) CHECK(v[std::size_t(4 + i)].value == 100 + i);
+        CHECK(v[1].value == 0);
+        // A make that throws: what it had built is destroyed, nothing counted.
+        const std::vector<tracked> before(v.begin(), v.end());
+        const int live_before = tracked::live;
+        int calls = 0;
+        CHECK_THROWS_AS(v.append_generated(5,
+                                           [&](std::size_t i) {
+                                               ++calls;
+                                               if (i == 3) throw std::runtime_error("make refused");
+                                               return tracked(int(i));
+                                           }),
+                        std::runtime_error);
+        CHECK(calls == 4);
+        CHECK(tracked::live == live_before);
+        CHECK(std::vector<tracked>(v.begin(), v.end()) == before);
+        CHECK_THROWS_AS(v.append_generated(v.max_size(), [](std::size_t) { return tracked(0); }), std::length_error);
+        CHECK(v.size() == 10);
+    }
+    CHECK(tracked::live == 0);
+    numgap::small_vector<std::string, 2> texts{"a"};
+    texts.append_generated(3, [](std::size_t i) { return std::string(30, char('b' + i)); });
+    CHECK(small_vector_test::as_std(texts) ==
+          std::vector<std::string>{"a", std::string(30, 'b'), std::string(30, 'c'), std::string(30, 'd')});
+}
+
 TEST_CASE("small_vector matches std::vector over random operations") {
     std::mt19937 rng(7);
     numgap::small_vector<std::string, 4> v;
@@ -211,6 +262,11 @@ TEST_CASE("small_vector matches std::vector over random operations") {
             if (rng() % 8 == 0) {
                 v.clear();
                 model.clear();
+            } else {
+                std::vector<std::string> added(rng() % 6);
+                for (std::size_t i = 0; i < added.size(); ++i) added[i] = text(step + i);
+                v.append_generated(added.size(), [&](std::size_t i) { return added[i]; });
+                model.insert(model.end(), added.begin(), added.end());
             }
             break;
         default: {

@@ -6,13 +6,16 @@
 //
 // The part of std::vector's interface that results need: size, empty,
 // capacity, data, begin/end (pointers), operator[], front/back, push_back,
-// emplace_back, pop_back, resize, reserve, clear, copy and move, ==.
+// emplace_back, pop_back, resize, reserve, clear, copy and move, ==; and
+// append_generated(count, make), which builds count elements in place from
+// make(i) and counts them once (how evaluate() fills its results).
 // Differences from std::vector: moving a vector that holds its elements
 // inside moves them one by one, so pointers into it do not survive a move;
 // capacity() is at least N.
 // Exception safety: growth gives the strong guarantee unless T's move
 // constructor may throw and T cannot be copied (then the basic one), as
-// std::vector; resize, copies and assignment the basic one.
+// std::vector; append_generated the strong one (a throwing make(i) destroys
+// the elements it had built); resize, copies and assignment the basic one.
 // Complexity: as std::vector (growth at least doubles the capacity).
 // Throws: std::bad_alloc, std::length_error past max_size(), whatever T's
 // constructors throw.
@@ -108,6 +111,26 @@ public:
                        [&](T* fresh) { ::new (static_cast<void*>(fresh + size_)) T(std::forward<Args>(args)...); });
         }
         return data_[size_++];
+    }
+    // Appends count elements, the i-th built where it lies from make(i), a T
+    // returned by value (so no temporary and no move), with the size stored
+    // once at the end. Why: four results so took ~8 ns less than
+    // resize-then-assign or an emplace_back each (AMD Zen 5, evaluate()).
+    template <class Make>
+    void append_generated(size_type count, Make&& make) {
+        static_assert(std::is_same_v<std::invoke_result_t<Make&, size_type>, T>,
+                      "make(i) must return the element type by value");
+        if (count > max_size() - size_) throw std::length_error("numgap::small_vector: more elements than max_size()");
+        reserve(size_ + count);
+        T* const first = data_ + size_;
+        size_type built = 0;
+        try {
+            for (; built < count; ++built) ::new (static_cast<void*>(first + built)) T(make(built));
+        } catch (...) {
+            std::destroy(first, first + built);
+            throw;
+        }
+        size_ += count;
     }
     void push_back(const T& value) { emplace_back(value); }
     void push_back(T&& value) { emplace_back(std::move(value)); }

@@ -52,7 +52,9 @@ public:
                             " values; the set has " + std::to_string(metrics_.size()) + " metrics",
                         error_location::of_item("values"));
         detail::evaluate_pass(reference, target, metrics_, options_, table_, reference_stats, target_stats,
-                              [values](std::size_t i, double value) { values[i] = value; });
+                              [values](const auto& value_of) {
+                                  for (std::size_t i = 0; i < values.size(); ++i) values[i] = value_of(i);
+                              });
     }
 
     bool passed(std::size_t i, double value) const noexcept {
