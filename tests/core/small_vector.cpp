@@ -191,33 +191,57 @@ TEST_CASE("small_vector::append_generated builds each element where it lies and 
         CHECK(tracked::moves == 0); // built in place: no temporary moved in
         CHECK(tracked::live == 4);
         REQUIRE(v.size() == 4);
+        CHECK(v.capacity() == 4);
         CHECK(v[0].value == -1);
         CHECK(v[3].value == 20);
         v.append_generated(0, [](std::size_t) -> tracked { throw std::runtime_error("not called"); });
         CHECK(v.size() == 4);
-        // Past N: the block grows once, then the new elements are built in it.
-        v.append_generated(6, [](std::size_t i) { return tracked(100 + int(i)); });
+        // Past the capacity: a block at least twice as large, the new
+        // elements built in it (the old ones copied: tracked's move may throw).
+        const tracked* inside = v.data();
+        v.append_generated(1, [](std::size_t) { return tracked(100); });
+        CHECK(v.data() != inside);
+        CHECK(v.capacity() == 8);
+        v.append_generated(5, [](std::size_t i) { return tracked(101 + int(i)); });
         REQUIRE(v.size() == 10);
-        CHECK(v.capacity() >= 10);
+        CHECK(v.capacity() == 16);
+        CHECK(tracked::moves == 0);
         CHECK(tracked::live == 10);
         for (int i = 0; i < 6; ++i) CHECK(v[std::size_t(4 + i)].value == 100 + i);
         CHECK(v[1].value == 0);
-        // A make that throws: what it had built is destroyed, nothing counted.
+        // make may read the elements, also while the vector grows.
+        const tracked& first = v[0];
+        v.append_generated(7, [&](std::size_t i) { return tracked(first.value + int(i)); });
+        REQUIRE(v.size() == 17);
+        CHECK(v.capacity() == 32);
+        CHECK(v[10].value == -1);
+        CHECK(v[16].value == 5);
+        // A make that throws, in place and while growing: what it had built
+        // is destroyed and the vector is as before, block and capacity too.
         const std::vector<tracked> before(v.begin(), v.end());
+        const tracked* data_before = v.data();
+        const std::size_t capacity_before = v.capacity();
         const int live_before = tracked::live;
-        int calls = 0;
-        CHECK_THROWS_AS(v.append_generated(5,
-                                           [&](std::size_t i) {
-                                               ++calls;
-                                               if (i == 3) throw std::runtime_error("make refused");
-                                               return tracked(int(i));
-                                           }),
-                        std::runtime_error);
-        CHECK(calls == 4);
-        CHECK(tracked::live == live_before);
-        CHECK(std::vector<tracked>(v.begin(), v.end()) == before);
-        CHECK_THROWS_AS(v.append_generated(v.max_size(), [](std::size_t) { return tracked(0); }), std::length_error);
-        CHECK(v.size() == 10);
+        for (const std::size_t count : {std::size_t(5), capacity_before}) {
+            CAPTURE(count);
+            int calls = 0;
+            CHECK_THROWS_AS(v.append_generated(count,
+                                               [&](std::size_t i) {
+                                                   ++calls;
+                                                   if (i == 3) throw std::runtime_error("make refused");
+                                                   return tracked(int(i));
+                                               }),
+                            std::runtime_error);
+            CHECK(calls == 4);
+            CHECK(tracked::live == live_before);
+            CHECK(v.data() == data_before);
+            CHECK(v.capacity() == capacity_before);
+            CHECK(std::vector<tracked>(v.begin(), v.end()) == before);
+        }
+        // Counts past max_size, including one that would wrap size + count.
+        for (const std::size_t count : {v.max_size(), std::numeric_limits<std::size_t>::max()})
+            CHECK_THROWS_AS(v.append_generated(count, [](std::size_t) { return tracked(0); }), std::length_error);
+        CHECK(v.size() == 17);
     }
     CHECK(tracked::live == 0);
     numgap::small_vector<std::string, 2> texts{"a"};

@@ -12,6 +12,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <doctest/doctest.h>
@@ -457,6 +458,38 @@ TEST_CASE("an exception from a user metric on a worker thread reaches the caller
     CHECK_THROWS_WITH_AS(numgap::evaluate(numgap::tensor_view(std::span<const float>(r)),
                                           numgap::tensor_view(std::span<const float>(t)), set, {4, true}),
                          "negative value seen", std::runtime_error);
+}
+
+namespace {
+// A whole-tensor metric that throws: evaluate() reaches it while it builds
+// the results, after the fused pass.
+struct throws_when_computed {
+    static constexpr std::string_view name = "throws_when_computed";
+    static constexpr numgap::direction better = numgap::direction::higher_is_better;
+    static constexpr std::optional<numgap::pass_rule> default_rule = std::nullopt;
+    double operator()(const numgap::tensor_view&, const numgap::tensor_view&) const {
+        throw std::runtime_error("whole-tensor metric refused");
+    }
+};
+} // namespace
+
+TEST_CASE("an exception from a whole-tensor metric while the results are built reaches the caller") {
+    const auto pair = make_pair(1000, 7);
+    const numgap::tensor_view r(std::span<const float>(pair.reference)), t(std::span<const float>(pair.target));
+    // Results inside the evaluation (3) and on the heap (12 + 1), the
+    // throwing metric last and between built-ins.
+    numgap::metric_set few = numgap::metric_set::defaults();
+    few.add(throws_when_computed{});
+    numgap::metric_set many = all_builtins();
+    many.add(throws_when_computed{}).add(numgap::cosine{});
+    for (const numgap::metric_set* set : {&few, &many}) {
+        CHECK_THROWS_WITH_AS(numgap::evaluate(r, t, *set), "whole-tensor metric refused", std::runtime_error);
+        const numgap::prepared_metric_set prepared(*set);
+        std::vector<double> values(prepared.size(), -1.0);
+        CHECK_THROWS_WITH_AS(prepared.evaluate_into(r, t, values), "whole-tensor metric refused", std::runtime_error);
+    }
+    // The same sets without it still evaluate.
+    CHECK(numgap::evaluate(r, t, all_builtins()).metrics.size() == 12);
 }
 
 TEST_CASE("add_builtin rejects unknown names listing the valid ones") {
