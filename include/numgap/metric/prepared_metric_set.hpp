@@ -5,7 +5,8 @@
 // bit) but writes each metric's value into caller storage, in the set's
 // order, and the side statistics where the caller points; with built-in sum
 // metrics and one thread it allocates nothing, builds no string and makes no
-// type-erased call (kernels chosen once, at construction).
+// std::function or virtual call (kernels chosen once, at construction; each
+// built-in finalised through a plain function pointer).
 // passed(i, value) gives the verdict metric_result::passed would hold.
 //
 //   numgap::prepared_metric_set prepared(numgap::metric_set::defaults(), {.threads = 1, .side_counts = false});
