@@ -476,8 +476,8 @@ struct throws_when_computed {
 TEST_CASE("an exception from a whole-tensor metric while the results are built reaches the caller") {
     const auto pair = make_pair(1000, 7);
     const numgap::tensor_view r(std::span<const float>(pair.reference)), t(std::span<const float>(pair.target));
-    // Results inside the evaluation (3) and on the heap (12 + 1), the
-    // throwing metric last and between built-ins.
+    // Four results (inside the evaluation) and fourteen (on the heap); the
+    // throwing metric last, then between built-ins.
     numgap::metric_set few = numgap::metric_set::defaults();
     few.add(throws_when_computed{});
     numgap::metric_set many = all_builtins();
