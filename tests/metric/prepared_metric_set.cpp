@@ -33,7 +33,7 @@ struct sum_of_reference { // a user reduction metric riding the fused pass
     double finalize(const state_type& s) const { return s; }
 };
 
-// Bit-identical, NaN included (a NaN from a bug in one path must not hide behind NaN != NaN).
+// Side statistics equal to the bit, NaN included (a NaN from a bug in one path must not hide behind NaN != NaN).
 void check_same_stats(const numgap::side_stats& a, const numgap::side_stats& b) {
     CHECK(a.count == b.count);
     CHECK(a.nan_count == b.nan_count);
